@@ -1,0 +1,51 @@
+"""Typed errors raised by the engine.
+
+Every error names the place it is about (a line and column, a JSON pointer, a parameter or a
+path) so a user can fix the input without reading the engine's code.
+"""
+from __future__ import annotations
+
+
+class ConstrainedError(Exception):
+    """Base class of every error the engine raises on bad input or exceeded limits."""
+
+
+class VocabularyError(ConstrainedError, ValueError):
+    """A vocabulary cannot be built or does not fit the model (e.g. no EOS token, corrupt GGUF)."""
+
+
+class ModelNotFoundError(ConstrainedError, FileNotFoundError):
+    """A model path or the embedded default model is missing; the message says how to install it."""
+
+
+class GrammarError(ConstrainedError, ValueError):
+    """A grammar, regex or schema is invalid or uses something the engine cannot enforce."""
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None,
+                 position: int | None = None, pointer: str | None = None) -> None:
+        self.line = line
+        self.column = column
+        self.position = position
+        self.pointer = pointer
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if column is not None:
+            where.append(f"column {column}")
+        if position is not None:
+            where.append(f"position {position}")
+        if pointer is not None:
+            where.append(f"at {pointer or '#'}")
+        super().__init__(f"{message} ({', '.join(where)})" if where else message)
+
+
+class RegexError(GrammarError):
+    """A regex is invalid or uses an unsupported construct (backreference, lookaround)."""
+
+
+class LimitExceededError(ConstrainedError, RuntimeError):
+    """A configured limit (automaton states, grammar size, compile time, memory) was exceeded."""
+
+
+class DeadEndError(ConstrainedError, RuntimeError):
+    """A matcher has no allowed token: the grammar cannot continue from the current state."""

@@ -1,0 +1,53 @@
+"""The one grammar representation every front-end produces: rules over regular terminals."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """A regular terminal: ``pattern`` is a Python-``re`` regex over text (full match)."""
+
+    name: str
+    pattern: str
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """Rules over terminals, as a front-end produced them.
+
+    ``rules`` maps a rule name to its alternatives; each alternative is a tuple of symbol names,
+    each naming a rule or a terminal. ``ignore`` lists terminals that may appear between any two
+    terminals (Lark's %ignore). ``source`` says which front-end made it ("regex", "lark", ...).
+    """
+
+    start: str
+    rules: dict[str, tuple[tuple[str, ...], ...]]
+    terminals: dict[str, Terminal]
+    ignore: tuple[str, ...] = ()
+    source: str = ""
+    text: str = field(default="", compare=False)
+
+    @classmethod
+    def from_regex(cls, pattern: str) -> "Grammar":
+        """A grammar whose sentences are the full matches of one regex (Python ``re`` syntax)."""
+        from .regex_frontend import grammar_from_regex
+        return grammar_from_regex(cls, pattern)
+
+    @property
+    def regex(self) -> str | None:
+        """The single regex this grammar is, when it is one regular terminal and nothing else."""
+        if (not self.ignore and len(self.terminals) == 1 and len(self.rules) == 1
+                and self.rules.get(self.start) == ((next(iter(self.terminals)),),)):
+            return next(iter(self.terminals.values())).pattern
+        return None
+
+    @property
+    def key(self) -> str:
+        """Stable text identifying the grammar's meaning, for cache keys."""
+        rules = ";".join(f"{name}:{'|'.join(' '.join(a) for a in alts)}"
+                         for name, alts in sorted(self.rules.items()))
+        terms = ";".join(f"{t.name}={t.pattern!r}@{t.priority}"
+                         for t in sorted(self.terminals.values(), key=lambda t: t.name))
+        return f"start={self.start}|{rules}|{terms}|ignore={','.join(self.ignore)}"
