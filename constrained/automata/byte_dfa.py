@@ -1,0 +1,142 @@
+"""The byte-level DFA of a regex: what every lexer and regex constraint walks.
+
+``ByteDFA`` holds ``transitions`` (int32[n_states, 256], -1 = dead), ``accepting``
+(bool[n_states]) and ``initial``. Every state can still reach acceptance ("live" means "the
+prefix read so far is viable"), and states are numbered canonically (BFS from ``initial``), so
+equal languages give equal arrays and equal ``key``. A DFA for the empty language has no states
+and ``initial == -1``.
+
+``regex_to_byte_dfa(pattern, max_states=...)`` builds one from Python ``re`` syntax (full match;
+see regex_syntax.py and byte_nfa.py for the supported subset), raising RegexError with a position
+on bad or unsupported input and LimitExceededError past ``max_states``. Results are memoized in
+memory per (pattern, max_states).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+
+import numpy as np
+from interegular import patterns as _p
+from interegular.utils.simple_parser import NoMatch
+
+from ..errors import LimitExceededError, RegexError
+from .byte_nfa import parse_to_nfa
+from .determinize import determinize, minimize, trim
+from .regex_syntax import check_and_rewrite
+
+DEFAULT_MAX_STATES = 10_000
+
+
+@dataclass(frozen=True, eq=False)
+class ByteDFA:
+    """A trimmed, minimal, canonically numbered DFA over bytes (see the module docstring)."""
+
+    transitions: np.ndarray
+    accepting: np.ndarray
+    initial: int
+    pattern: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        self.transitions.setflags(write=False)
+        self.accepting.setflags(write=False)
+
+    @property
+    def n_states(self) -> int:
+        return len(self.accepting)
+
+    @cached_property
+    def key(self) -> str:
+        """Hex digest of the automaton (not of the pattern text): a cache key for token tables."""
+        h = hashlib.sha256(b"bytedfa-v1|")
+        h.update(np.int64(self.initial).tobytes())
+        h.update(np.ascontiguousarray(self.transitions, dtype="<i4").tobytes())
+        h.update(np.ascontiguousarray(self.accepting, dtype=np.uint8).tobytes())
+        return h.hexdigest()
+
+    def step(self, state: int, byte: int) -> int:
+        """Next state after one byte (-1 when dead); ``state`` -1 stays -1."""
+        return -1 if state < 0 else int(self.transitions[state, byte])
+
+    def walk(self, state: int, data: bytes) -> int:
+        """State after reading ``data`` from ``state`` (-1 when the prefix stops being viable)."""
+        rows = self._rows
+        for b in data:
+            if state < 0:
+                return -1
+            state = rows[state][b]
+        return state
+
+    def accepts(self, data: bytes) -> bool:
+        """Whether ``data`` is a full match."""
+        s = self.walk(self.initial, data)
+        return s >= 0 and bool(self.accepting[s])
+
+    def is_accepting(self, state: int) -> bool:
+        return state >= 0 and bool(self.accepting[state])
+
+    @cached_property
+    def _rows(self) -> list[list[int]]:
+        return self.transitions.tolist()
+
+    @cached_property
+    def n_live_bytes(self) -> np.ndarray:
+        """int32[n_states]: how many bytes lead somewhere from each state."""
+        return (self.transitions >= 0).sum(axis=1).astype(np.int32)
+
+    @cached_property
+    def forced_byte(self) -> np.ndarray:
+        """int32[n_states]: the only possible next byte, or -1 (several, none, or accepting)."""
+        only = (self.n_live_bytes == 1) & ~self.accepting
+        out = np.full(self.n_states, -1, dtype=np.int32)
+        if only.any():
+            out[only] = np.argmax(self.transitions[only] >= 0, axis=1)
+        return out
+
+    def forced_bytes(self, state: int, limit: int = 1 << 16) -> bytes:
+        """The bytes every continuation from ``state`` must start with (stops at a choice)."""
+        out = bytearray()
+        forced = self.forced_byte
+        while state >= 0 and len(out) < limit:
+            b = int(forced[state])
+            if b < 0:
+                break
+            out.append(b)
+            state = int(self.transitions[state, b])
+        return bytes(out)
+
+
+def _error_position(rewritten, exc: BaseException) -> int:
+    index = getattr(exc, "index", None)
+    if index is None:
+        return 0
+    return rewritten.original_position(index)
+
+
+@lru_cache(maxsize=256)
+def _build(pattern: str, max_states: int) -> ByteDFA:
+    rewritten = check_and_rewrite(pattern)
+    try:
+        nfa = parse_to_nfa(rewritten.text, max_nodes=max(64 * max_states, 100_000))
+    except (_p.Unsupported, _p.InvalidSyntax, NoMatch) as exc:
+        detail = str(exc) or "not supported by the regex reader"
+        raise RegexError(f"unsupported regex construct: {detail}",
+                         position=_error_position(rewritten, exc)) from None
+    except RecursionError:
+        raise LimitExceededError("regex nesting is too deep") from None
+    trans, acc, init = determinize(nfa, max_states)
+    trans, acc, init = trim(trans, acc, init)
+    trans, acc, init = minimize(trans, acc, init)
+    return ByteDFA(trans, acc, init, pattern)
+
+
+def regex_to_byte_dfa(pattern: str, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
+    """Byte-level DFA of the full matches of ``pattern`` (Python ``re`` syntax, ASCII classes).
+
+    Raises RegexError (with ``position``) on invalid or unsupported syntax and
+    LimitExceededError when the automaton needs more than ``max_states`` states.
+    """
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
+    return _build(pattern, int(max_states))

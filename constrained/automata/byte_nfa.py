@@ -1,0 +1,133 @@
+"""Thompson construction of a byte-level NFA from interegular's parse of a regex.
+
+Characters become UTF-8 byte-range sequences (see utf8.py), so the automaton reads bytes and a
+token may end in the middle of a character. ``\\d \\w \\s`` are ASCII as interegular reads them;
+``.`` is any character but newline unless the ``s`` flag is set; ``i`` adds simple case variants.
+"""
+from __future__ import annotations
+
+from interegular import patterns as _p
+
+from ..errors import LimitExceededError, RegexError
+from .utf8 import chars_to_ranges, complement_ranges, normalize_ranges, utf8_sequences
+
+_I = _p.REFlags.CASE_INSENSITIVE
+_S = _p.REFlags.SINGLE_LINE
+
+
+class ByteNFA:
+    """Nodes with epsilon edges and byte-range edges; one start node and one final node."""
+
+    def __init__(self, max_nodes: int) -> None:
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[int, int, int]]] = []
+        self.start = 0
+        self.final = 0
+        self._max_nodes = max_nodes
+        self._seq_cache: dict[tuple, list] = {}
+
+    def new_node(self) -> int:
+        if len(self.eps) >= self._max_nodes:
+            raise LimitExceededError(
+                f"regex automaton exceeds {self._max_nodes} NFA nodes (raise max_states)")
+        self.eps.append([])
+        self.edges.append([])
+        return len(self.eps) - 1
+
+    # fragments: (entry, exit) node pairs ---------------------------------------------------
+    def char_set(self, ranges: list[tuple[int, int]]) -> tuple[int, int]:
+        a, b = self.new_node(), self.new_node()
+        key = tuple(ranges)
+        seqs = self._seq_cache.get(key)
+        if seqs is None:
+            seqs = self._seq_cache[key] = utf8_sequences(ranges)
+        for seq in seqs:
+            cur = a
+            for k, (lo, hi) in enumerate(seq):
+                nxt = b if k == len(seq) - 1 else self.new_node()
+                self.edges[cur].append((lo, hi, nxt))
+                cur = nxt
+        return a, b
+
+    def empty(self) -> tuple[int, int]:
+        a, b = self.new_node(), self.new_node()
+        self.eps[a].append(b)
+        return a, b
+
+
+def _char_group_ranges(group, flags) -> list[tuple[int, int]]:
+    chars = set(group.chars)
+    if flags & _I:
+        for c in list(chars):
+            for v in (c.lower(), c.upper(), c.swapcase()):
+                if len(v) == 1:
+                    chars.add(v)
+    ranges = chars_to_ranges(chars)
+    return complement_ranges(ranges) if group.negated else normalize_ranges(ranges)
+
+
+def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
+    if isinstance(node, _p.Pattern):
+        flags = _p._combine_flags(flags, node.added_flags, node.removed_flags)
+        if len(node.options) == 1:
+            return _build(nfa, node.options[0], flags)
+        a, b = nfa.new_node(), nfa.new_node()
+        for option in node.options:
+            x, y = _build(nfa, option, flags)
+            nfa.eps[a].append(x)
+            nfa.eps[y].append(b)
+        return a, b
+    if isinstance(node, _p._Concatenation):
+        if not node.parts:
+            return nfa.empty()
+        first = cur = None
+        for part in node.parts:
+            x, y = _build(nfa, part, flags)
+            if first is None:
+                first = x
+            else:
+                nfa.eps[cur].append(x)
+            cur = y
+        return first, cur
+    if isinstance(node, _p._Repeated):
+        a = cur = nfa.new_node()
+        for _ in range(node.min):
+            x, y = _build(nfa, node.base, flags)
+            nfa.eps[cur].append(x)
+            cur = y
+        if node.max is None:
+            x, y = _build(nfa, node.base, flags)
+            loop = nfa.new_node()
+            nfa.eps[cur].append(loop)
+            nfa.eps[loop].append(x)
+            nfa.eps[y].append(loop)
+            return a, loop
+        end = nfa.new_node()
+        nfa.eps[cur].append(end)
+        for _ in range(node.max - node.min):
+            x, y = _build(nfa, node.base, flags)
+            nfa.eps[cur].append(x)
+            nfa.eps[y].append(end)
+            cur = y
+        return a, end
+    if isinstance(node, _p._CharGroup):
+        return nfa.char_set(_char_group_ranges(node, flags))
+    if node is _p._DOT:
+        ranges = [(0, 0x10FFFF)] if flags & _S else complement_ranges([(10, 10)])
+        return nfa.char_set(ranges)
+    if node is _p._EMPTY:
+        return nfa.empty()
+    if isinstance(node, _p._NonCapturing):
+        raise RegexError("unsupported regex construct: a lookaround", position=0)
+    raise RegexError(f"unsupported regex construct: {type(node).__name__}", position=0)
+
+
+def parse_to_nfa(text: str, max_nodes: int) -> ByteNFA:
+    """Parse ``text`` (already checked, see regex_syntax) with interegular and build the NFA.
+
+    Raises interegular's own exceptions; the caller maps them to RegexError with a position.
+    """
+    tree = _p.parse_pattern(text)
+    nfa = ByteNFA(max_nodes)
+    nfa.start, nfa.final = _build(nfa, tree, _p.REFlags(0))
+    return nfa
