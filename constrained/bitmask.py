@@ -1,0 +1,133 @@
+"""Packed token bitmasks: bit ``i % 32`` of int32 word ``i // 32`` is set <=> token ``i`` allowed.
+
+Masks are kept as numpy int32 arrays (fast algebra, no per-op overhead) and shared with torch
+without copies. Helpers here never loop over the vocabulary in Python.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+try:  # torch is a dependency of the project, but the bitmask algebra works without it
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+
+def bitmask_words(vocab_size: int) -> int:
+    """Number of int32 words covering ``vocab_size`` tokens."""
+    return (int(vocab_size) + 31) // 32
+
+
+def allocate_token_bitmask(vocab_size: int, batch_size: int | None = None, *,
+                           fill: bool = False, backend: str = "torch"):
+    """A zeroed (or all-allowed with ``fill``) packed bitmask, 1-D or [batch_size, words].
+
+    ``backend`` is "torch" (CPU int32 tensor) or "numpy".
+    """
+    shape = (bitmask_words(vocab_size),) if batch_size is None else (batch_size,
+                                                                     bitmask_words(vocab_size))
+    arr = np.full(shape, -1 if fill else 0, dtype=np.int32)
+    if backend == "numpy":
+        return arr
+    if backend != "torch" or torch is None:
+        raise ValueError(f"unknown bitmask backend {backend!r} (use 'torch' or 'numpy')")
+    return torch.from_numpy(arr)
+
+
+def as_numpy(bitmask) -> np.ndarray:
+    """A numpy int32 view sharing memory with ``bitmask`` (a CPU torch tensor or numpy array)."""
+    if isinstance(bitmask, np.ndarray):
+        arr = bitmask
+    elif torch is not None and isinstance(bitmask, torch.Tensor):
+        if bitmask.device.type != "cpu":
+            raise ValueError("bitmask must be on the CPU; move it to the device after filling")
+        arr = bitmask.numpy()
+    else:
+        raise TypeError(f"bitmask must be a torch tensor or numpy array, not "
+                        f"{type(bitmask).__name__}")
+    if arr.dtype != np.int32:
+        raise TypeError(f"bitmask dtype must be int32, not {arr.dtype}")
+    return arr
+
+
+def pack_bool(allowed: np.ndarray, vocab_size: int | None = None) -> np.ndarray:
+    """Pack a bool[n] array into int32 words (``vocab_size`` sets the width, default n)."""
+    allowed = np.asarray(allowed, dtype=bool).reshape(-1)
+    n = len(allowed) if vocab_size is None else int(vocab_size)
+    words = bitmask_words(n)
+    padded = np.zeros(words * 32, dtype=bool)
+    k = min(n, len(allowed))
+    padded[:k] = allowed[:k]
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.int32, copy=False)
+
+
+def unpack_bitmask(bitmask, vocab_size: int) -> np.ndarray:
+    """bool[..., vocab_size]: the allowed flags of a packed bitmask (1-D or 2-D)."""
+    words = np.ascontiguousarray(as_numpy(bitmask)).astype("<i4", copy=False)
+    bits = np.unpackbits(words.view(np.uint8), axis=-1, bitorder="little")
+    return bits[..., :vocab_size].astype(bool)
+
+
+def token_ids_to_bitmask(token_ids: Iterable[int], vocab_size: int) -> np.ndarray:
+    """int32 words with exactly the bits of ``token_ids`` set."""
+    out = np.zeros(bitmask_words(vocab_size), dtype=np.int32)
+    set_bits(out, token_ids)
+    return out
+
+
+def set_bits(words: np.ndarray, token_ids: Iterable[int]) -> None:
+    """Set the bits of ``token_ids`` in place."""
+    ids = np.fromiter(token_ids, dtype=np.int64) if not isinstance(token_ids, np.ndarray) \
+        else token_ids.astype(np.int64)
+    if len(ids):
+        u = words.view(np.uint32)
+        np.bitwise_or.at(u, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
+
+
+def clear_bits(words: np.ndarray, token_ids: Iterable[int]) -> None:
+    """Clear the bits of ``token_ids`` in place."""
+    ids = np.fromiter(token_ids, dtype=np.int64) if not isinstance(token_ids, np.ndarray) \
+        else token_ids.astype(np.int64)
+    if len(ids):
+        u = words.view(np.uint32)
+        np.bitwise_and.at(u, ids >> 5, ~(np.uint32(1) << (ids & 31).astype(np.uint32)))
+
+
+def test_bit(words, token_id: int) -> bool:
+    """Whether ``token_id`` is allowed in a 1-D packed bitmask."""
+    arr = as_numpy(words)
+    return bool((int(arr[token_id >> 5]) >> (token_id & 31)) & 1)
+
+
+def allowed_token_ids(words, vocab_size: int) -> np.ndarray:
+    """int64 ids of the allowed tokens of a 1-D packed bitmask."""
+    return np.nonzero(unpack_bitmask(words, vocab_size))[0]
+
+
+def or_masks(masks, out: np.ndarray | None = None) -> np.ndarray:
+    """Bitwise OR of a sequence (or 2-D array) of packed masks, in one numpy reduce."""
+    stacked = np.asarray(masks, dtype=np.int32)
+    return np.bitwise_or.reduce(stacked, axis=0, out=out)
+
+
+def apply_token_bitmask_inplace(logits, bitmask, vocab_size: int | None = None) -> None:
+    """Set disallowed logits to -inf in place (torch tensor or numpy array, 1-D or 2-D).
+
+    Columns past the bitmask's bits (or past ``vocab_size``) are disallowed too.
+    """
+    width = logits.shape[-1]
+    bits = unpack_bitmask(bitmask, min(width, bitmask_words(width) * 32))
+    n = bits.shape[-1] if vocab_size is None else min(bits.shape[-1], int(vocab_size))
+    allowed = np.zeros(bits.shape[:-1] + (width,), dtype=bool)
+    allowed[..., :n] = bits[..., :n]
+    if torch is not None and isinstance(logits, torch.Tensor):
+        mask = torch.from_numpy(~allowed).to(logits.device)
+        if mask.dim() < logits.dim():
+            mask = mask.expand_as(logits)
+        logits.masked_fill_(mask, float("-inf"))
+    else:
+        if allowed.ndim < logits.ndim:
+            allowed = np.broadcast_to(allowed, logits.shape)
+        logits[~allowed] = -np.inf
