@@ -64,6 +64,17 @@ class Vocabulary:
         return vocabulary_from_hf(cls, tokenizer, vocab_size, eos_token_ids)
 
     @classmethod
+    def from_tiktoken(cls, encoding, vocab_size: int | None = None,
+                      eos_token_ids: Iterable[int] | None = None) -> "Vocabulary":
+        """Build from a tiktoken-style encoding (``decode_single_token_bytes``, ``eot_token``).
+
+        By default EOS is ``eot_token`` plus the special tokens that end a turn
+        (``<|eot_id|>``, ``<|im_end|>``, ...).
+        """
+        from .tiktoken_encoding import vocabulary_from_tiktoken
+        return vocabulary_from_tiktoken(cls, encoding, vocab_size, eos_token_ids)
+
+    @classmethod
     def from_gguf(cls, path: str, vocab_size: int | None = None) -> "Vocabulary":
         """Build from the tokenizer stored in a GGUF model file."""
         from .gguf_tokenizer import vocabulary_from_gguf

@@ -5,6 +5,7 @@ import os
 
 from ..errors import ModelNotFoundError, VocabularyError
 from .byte_mappings import byte_level_token_bytes, sentencepiece_token_bytes
+from .hf_tokenizer import END_OF_GENERATION_NAMES
 
 # llama.cpp token types
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
@@ -65,4 +66,6 @@ def vocabulary_from_gguf(cls, path: str, vocab_size: int | None):
             eos.add(int(value[0]))
     if not eos:
         raise VocabularyError(f"GGUF file {path} defines no end-of-sequence token")
+    names = {name.encode() for name in END_OF_GENERATION_NAMES}
+    eos |= {i for i in special if tokens[i] in names}
     return cls.from_token_bytes(tokens, eos, special, vocab_size, name=os.path.basename(path))
