@@ -10,7 +10,7 @@ __all__ = ["Vocabulary", "Grammar", "ConstrainedError", "DeadEndError", "Grammar
 
 def __getattr__(name: str):
     # compile_grammar pulls in the compiler only when used
-    if name == "compile_grammar":
-        from .compiler import compile_grammar
-        return compile_grammar
+    if name in ("compile_grammar", "CompiledGrammar", "GrammarMatcher"):
+        from . import compiler
+        return getattr(compiler, name)
     raise AttributeError(name)

@@ -1,0 +1,109 @@
+"""A regex compiled against a vocabulary: byte DFA + per-state packed masks, cached on disk."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..automata import DEFAULT_MAX_STATES, ByteDFA, regex_to_byte_dfa
+from ..automata.disk_cache import cache_name, load_arrays, save_arrays
+from ..automata.token_table import TokenTable
+from ..bitmask import bitmask_words, token_ids_to_bitmask
+from ..compiler import CompiledGrammar
+from ..errors import RegexError
+from ..grammar import Grammar
+from ..vocabulary import Vocabulary
+
+# with precompute="auto", every state's mask is computed at compile time up to this many states
+AUTO_PRECOMPUTE_STATES = 256
+
+
+class CompiledRegex(CompiledGrammar):
+    """Immutable and thread-safe; per-state masks are filled lazily under a lock."""
+
+    def __init__(self, grammar: Grammar, vocab: Vocabulary, dfa: ByteDFA, table: TokenTable):
+        self.grammar = grammar
+        self.vocab = vocab
+        self.dfa = dfa
+        self.table = table
+        self.words = bitmask_words(vocab.size)
+        self.eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
+        self.eos_mask.setflags(write=False)
+        self._masks: list[np.ndarray | None] = [None] * dfa.n_states
+        self._lock = threading.Lock()
+        # hot-path lookups for matchers
+        self.eos_ids = frozenset(vocab.eos_token_ids)
+        self.text_ok = vocab.text_token_mask[:vocab.n_tokens].tolist()
+
+    def matcher(self):
+        from .matcher import RegexMatcher
+        return RegexMatcher(self)
+
+    def state_mask(self, state: int) -> np.ndarray:
+        """Packed mask of the tokens allowed from DFA ``state`` (EOS when accepting)."""
+        m = self._masks[state]
+        if m is None:
+            with self._lock:
+                m = self._masks[state]
+                if m is None:
+                    m = self.table.row(state).mask
+                    if self.dfa.accepting[state]:
+                        m = m | self.eos_mask
+                    m.setflags(write=False)
+                    self._masks[state] = m
+        return m
+
+    def precompute(self) -> None:
+        """Compute every state's mask now."""
+        for s in range(self.dfa.n_states):
+            self.state_mask(s)
+
+    def __repr__(self) -> str:
+        return (f"CompiledRegex({self.grammar.regex!r}, states={self.dfa.n_states}, "
+                f"vocab={self.vocab!r})")
+
+
+def _load_dfa(name: str, pattern: str) -> ByteDFA | None:
+    data = load_arrays(name)
+    if data is None:
+        return None
+    try:
+        trans, acc = data["transitions"], data["accepting"]
+        initial = int(data["initial"])
+        n = len(acc)
+        if (trans.dtype != np.int32 or trans.shape != (n, 256) or acc.dtype != bool
+                or not (0 <= initial < n) or (n and (trans.min() < -1 or trans.max() >= n))):
+            return None
+        return ByteDFA(trans, acc, initial, pattern)
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _dfa_for(pattern: str, max_states: int, use_cache: bool) -> ByteDFA:
+    name = cache_name("regexdfa", "v1", pattern, str(max_states))
+    dfa = _load_dfa(name, pattern) if use_cache else None
+    if dfa is None:
+        dfa = regex_to_byte_dfa(pattern, max_states=max_states)
+        if use_cache and dfa.n_states:
+            save_arrays(name, {"transitions": dfa.transitions, "accepting": dfa.accepting,
+                               "initial": np.int64(dfa.initial)})
+    return dfa
+
+
+def compile_regex(grammar: Grammar, vocab: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES,
+                  cache: bool = True, precompute: bool | str = "auto") -> CompiledRegex:
+    """Compile a single-regex grammar (see compile_grammar for the options)."""
+    pattern = grammar.regex
+    if pattern is None:
+        raise ValueError("compile_regex needs a grammar made by Grammar.from_regex")
+    dfa = _dfa_for(pattern, int(max_states), cache)
+    if dfa.initial < 0:
+        raise RegexError("the regex matches no string at all", position=0)
+    table = TokenTable.get(dfa, vocab, disk_cache=cache)
+    compiled = CompiledRegex(grammar, vocab, dfa, table)
+    if precompute is True or (precompute == "auto" and dfa.n_states <= AUTO_PRECOMPUTE_STATES):
+        compiled.precompute()
+        table.save()
+    else:
+        compiled.state_mask(dfa.initial)
+    return compiled

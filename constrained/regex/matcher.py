@@ -1,0 +1,99 @@
+"""The per-sequence matcher of a compiled regex: a stack of DFA states, one per step."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..bitmask import allowed_token_ids, as_numpy
+from ..compiler import GrammarMatcher
+from .compiled import CompiledRegex
+
+_TERMINATED = -2
+
+
+class RegexMatcher(GrammarMatcher):
+    """Tracks the DFA state after every accepted token so rollback is exact."""
+
+    def __init__(self, compiled: CompiledRegex) -> None:
+        self.compiled = compiled
+        self._dfa = compiled.dfa
+        self._tokens = compiled.vocab.token_bytes
+        self._stack = [compiled.dfa.initial]
+
+    @property
+    def state(self) -> int:
+        """Current DFA state (-2 after EOS)."""
+        return self._stack[-1]
+
+    def _current_mask(self) -> np.ndarray:
+        state = self._stack[-1]
+        if state == _TERMINATED:
+            return self.compiled.eos_mask
+        return self.compiled.state_mask(state)
+
+    def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
+        arr = as_numpy(bitmask)
+        row = arr if arr.ndim == 1 else arr[index]
+        words = self.compiled.words
+        if row.shape[0] < words:
+            raise ValueError(f"bitmask has {row.shape[0]} words; the vocabulary needs {words}")
+        row[:words] = self._current_mask()
+        if row.shape[0] > words:
+            row[words:] = 0
+        return True
+
+    def allowed_token_ids(self) -> np.ndarray:
+        """Ids of the tokens allowed next (convenience; not for the hot path)."""
+        return allowed_token_ids(self._current_mask(), self.compiled.vocab.size)
+
+    def accept_token(self, token_id: int) -> bool:
+        state = self._stack[-1]
+        if state == _TERMINATED:
+            return False
+        if token_id in self.compiled.eos_ids:
+            if self._dfa.accepting[state]:
+                self._stack.append(_TERMINATED)
+                return True
+            return False
+        if not (0 <= token_id < len(self._tokens)) or not self.compiled.text_ok[token_id]:
+            return False
+        nxt = self._dfa.walk(state, self._tokens[token_id])
+        if nxt < 0:
+            return False
+        self._stack.append(nxt)
+        return True
+
+    def accept_bytes(self, data: bytes) -> bool:
+        state = self._stack[-1]
+        if state == _TERMINATED:
+            return False
+        nxt = self._dfa.walk(state, bytes(data))
+        if nxt < 0:
+            return False
+        self._stack.append(nxt)
+        return True
+
+    def rollback(self, n_tokens: int = 1) -> None:
+        if n_tokens < 0 or n_tokens > len(self._stack) - 1:
+            raise ValueError(f"cannot roll back {n_tokens} steps; "
+                             f"{len(self._stack) - 1} were accepted")
+        if n_tokens:
+            del self._stack[-n_tokens:]
+
+    def is_accepting(self) -> bool:
+        state = self._stack[-1]
+        return state == _TERMINATED or bool(self._dfa.accepting[state])
+
+    def is_terminated(self) -> bool:
+        return self._stack[-1] == _TERMINATED
+
+    def reset(self) -> None:
+        self._stack = [self._dfa.initial]
+
+    def forced_bytes(self) -> bytes:
+        state = self._stack[-1]
+        return b"" if state == _TERMINATED else self._dfa.forced_bytes(state)
+
+    @property
+    def n_steps(self) -> int:
+        """Number of steps accepted (what rollback can undo)."""
+        return len(self._stack) - 1
