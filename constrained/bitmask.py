@@ -95,7 +95,7 @@ def clear_bits(words: np.ndarray, token_ids: Iterable[int]) -> None:
         np.bitwise_and.at(u, ids >> 5, ~(np.uint32(1) << (ids & 31).astype(np.uint32)))
 
 
-def test_bit(words, token_id: int) -> bool:
+def is_allowed(words, token_id: int) -> bool:
     """Whether ``token_id`` is allowed in a 1-D packed bitmask."""
     arr = as_numpy(words)
     return bool((int(arr[token_id >> 5]) >> (token_id & 31)) & 1)
