@@ -1,0 +1,9 @@
+"""Log-probabilities: recovery of full distributions from top-k APIs, and completion outputs."""
+from .oracles import LogitsOracle
+from .recovery import (ArgmaxOracle, CallCounter, MedianOracle, Recovery, TopLogprobsOracle,
+                       recover_by_bisection, recover_k_per_call, recover_one_per_call,
+                       recover_top_n)
+
+__all__ = ["ArgmaxOracle", "CallCounter", "LogitsOracle", "MedianOracle", "Recovery",
+           "TopLogprobsOracle", "recover_by_bisection", "recover_k_per_call",
+           "recover_one_per_call", "recover_top_n"]
