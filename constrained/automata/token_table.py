@@ -4,32 +4,59 @@
 process (and loads rows saved on disk by earlier processes). ``table.row(state)`` gives a
 ``TokenRow``: ``mask`` (packed int32 words over ``vocab.size``: the text tokens that keep the
 prefix viable from ``state``), ``tokens`` (their ids, sorted) and ``ends`` (the DFA state after
-each). Rows are computed on first use by a vectorized walk (token_walk.py); ``save()`` persists
-the computed rows. Tables are thread-safe; rows are read-only.
+each; computed on first use). Rows are computed on first use by a vectorized walk
+(token_walk.py); ``save()`` persists the masks of the computed rows. Tables are thread-safe;
+rows are read-only.
 """
 from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
-from ..bitmask import bitmask_words, set_bits
+from ..bitmask import bitmask_words, pack_bool
 from ..vocabulary import Vocabulary
 from .byte_dfa import ByteDFA
 from .disk_cache import cache_name, load_arrays, save_arrays
 from .token_walk import walk_tokens
 
 
-@dataclass(frozen=True)
 class TokenRow:
     """Tokens allowed from one DFA state (text tokens only; no EOS) and where each leads."""
 
-    mask: np.ndarray     # int32[words]
-    tokens: np.ndarray   # int32[k], sorted
-    ends: np.ndarray     # int32[k]
+    def __init__(self, table: "TokenTable", state: int, mask: np.ndarray,
+                 ends_all: np.ndarray | None = None) -> None:
+        mask.setflags(write=False)
+        self.mask = mask              # int32[words]
+        self._table = table
+        self._state = state
+        self._tokens: np.ndarray | None = None
+        self._ends: np.ndarray | None = None
+        if ends_all is not None:
+            self._set(ends_all)
+
+    def _set(self, ends_all: np.ndarray) -> None:
+        tokens = np.nonzero(ends_all >= 0)[0].astype(np.int32)
+        ends = ends_all[tokens]
+        tokens.setflags(write=False)
+        ends.setflags(write=False)
+        self._tokens, self._ends = tokens, ends
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """int32[k]: ids of the allowed text tokens, sorted."""
+        if self._tokens is None:
+            self._set(walk_tokens(self._table.dfa, self._table.vocab, self._state))
+        return self._tokens
+
+    @property
+    def ends(self) -> np.ndarray:
+        """int32[k]: DFA state after each of ``tokens``."""
+        if self._ends is None:
+            self._set(walk_tokens(self._table.dfa, self._table.vocab, self._state))
+        return self._ends
 
     def end_state(self, token_id: int) -> int:
         """DFA state after ``token_id``, or -1 when it is not allowed."""
@@ -68,7 +95,7 @@ class TokenTable:
 
     @property
     def _file(self) -> str:
-        return cache_name("tokentable", "v1", self.dfa.key, self.vocab.hash)
+        return cache_name("tokentable", "v2", self.dfa.key, self.vocab.hash)
 
     def row(self, state: int) -> TokenRow:
         """The row of ``state`` (computed now if it is the first visit)."""
@@ -95,16 +122,8 @@ class TokenTable:
 
     def _compute(self, state: int) -> TokenRow:
         ends = walk_tokens(self.dfa, self.vocab, state)
-        tokens = np.nonzero(ends >= 0)[0].astype(np.int32)
-        mask = np.zeros(self.words, dtype=np.int32)
-        set_bits(mask, tokens)
-        return self._freeze(mask, tokens, ends[tokens])
-
-    @staticmethod
-    def _freeze(mask, tokens, ends) -> TokenRow:
-        for a in (mask, tokens, ends):
-            a.setflags(write=False)
-        return TokenRow(mask, tokens, ends)
+        mask = pack_bool(ends >= 0, self.vocab.size)
+        return TokenRow(self, state, mask, ends)
 
     def save(self) -> bool:
         """Persist the computed rows (no-op when nothing new was computed)."""
@@ -115,14 +134,9 @@ class TokenTable:
         if len(rows) <= self._saved:
             return True
         states = np.array(sorted(rows), dtype=np.int32)
-        counts = np.array([len(rows[s].tokens) for s in states], dtype=np.int64)
         ok = save_arrays(self._file, {
             "states": states,
-            "offsets": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-            "masks": np.stack([rows[s].mask for s in states]) if len(states) else
-            np.zeros((0, self.words), np.int32),
-            "tokens": np.concatenate([rows[s].tokens for s in states]).astype(np.int32),
-            "ends": np.concatenate([rows[s].ends for s in states]).astype(np.int32),
+            "masks": np.stack([rows[s].mask for s in states.tolist()]),
         })
         if ok:
             self._saved = len(rows)
@@ -133,15 +147,12 @@ class TokenTable:
         if data is None:
             return
         try:
-            states, offsets, masks = data["states"], data["offsets"], data["masks"]
-            tokens, ends = data["tokens"], data["ends"]
-            if (masks.shape != (len(states), self.words) or len(offsets) != len(states) + 1
-                    or offsets[-1] != len(tokens) or len(ends) != len(tokens)
+            states, masks = data["states"], data["masks"]
+            if (masks.dtype != np.int32 or masks.shape != (len(states), self.words)
                     or (len(states) and (states.min() < 0 or states.max() >= self.dfa.n_states))):
                 return
             for i, s in enumerate(states.tolist()):
-                a, b = int(offsets[i]), int(offsets[i + 1])
-                self._rows[s] = self._freeze(masks[i], tokens[a:b], ends[a:b])
+                self._rows[s] = TokenRow(self, s, masks[i])
             self._saved = len(self._rows)
         except (KeyError, ValueError, TypeError):
             self._rows.clear()

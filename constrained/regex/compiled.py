@@ -69,7 +69,7 @@ def _load_dfa(name: str, pattern: str) -> ByteDFA | None:
         return None
     try:
         trans, acc = data["transitions"], data["accepting"]
-        initial = int(data["initial"])
+        initial = int(np.asarray(data["initial"]).reshape(-1)[0])
         n = len(acc)
         if (trans.dtype != np.int32 or trans.shape != (n, 256) or acc.dtype != bool
                 or not (0 <= initial < n) or (n and (trans.min() < -1 or trans.max() >= n))):
@@ -80,7 +80,7 @@ def _load_dfa(name: str, pattern: str) -> ByteDFA | None:
 
 
 def _dfa_for(pattern: str, max_states: int, use_cache: bool) -> ByteDFA:
-    name = cache_name("regexdfa", "v1", pattern, str(max_states))
+    name = cache_name("regexdfa", "v2", pattern, str(max_states))
     dfa = _load_dfa(name, pattern) if use_cache else None
     if dfa is None:
         dfa = regex_to_byte_dfa(pattern, max_states=max_states)

@@ -96,8 +96,8 @@ def test_anchors_are_full_match_noops():
 
 def _small_vocab():
     toks = [b"a", b"b", b"ab", b"abc", b"c", b"\xc3", b"\xa9", b"\xc3\xa9", "é!".encode(), b"!",
-            b"", b"<eos>", b"ba", b"cab", b"x" * 10, b"abcabc"]
-    return Vocabulary.from_token_bytes(toks, eos_token_ids=[11], special_token_ids=[11])
+            b"", b"<eos>", b"ba", b"cab", b"x" * 10, b"abcabc", b"<|a-special-token-longer-than-text|>"]
+    return Vocabulary.from_token_bytes(toks, eos_token_ids=[11], special_token_ids=[11, 16])
 
 
 def test_walk_tokens_matches_per_token_walk():

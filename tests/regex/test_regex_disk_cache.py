@@ -87,3 +87,18 @@ def test_token_table_is_shared_per_automaton_and_vocabulary(cache_dir):
     row = a.table.row(a.dfa.initial)
     assert row.end_state(0) >= 0 and row.end_state(2) == -1
     assert np.array_equal(row.tokens, [0, 1, 7])
+
+
+def test_warm_compile_reads_the_automaton_and_masks_from_disk(cache_dir, monkeypatch):
+    vocab = _vocab()
+    cold = _masks(_fresh_compile(vocab))
+    import constrained.automata.token_table as token_table
+    import constrained.regex.compiled as compiled
+
+    def fail(*args, **kwargs):
+        raise AssertionError("rebuilt although cached")
+
+    monkeypatch.setattr(compiled, "regex_to_byte_dfa", fail)
+    monkeypatch.setattr(token_table, "walk_tokens", fail)
+    warm = _masks(_fresh_compile(vocab))
+    assert all((a == b).all() for a, b in zip(cold, warm))
