@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 PATTERNS = {
     "email": (r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,6}",
-              "john.smith-42@mail.example.org"),
+              "john.smith-42@example.org"),
     "iso-datetime": (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})",
                      "2024-03-15T12:34:56.789+02:00"),
     "json-ish": (r'\{"id": \d{1,10}, "name": "[A-Za-z ]{1,40}", "email": "[a-z0-9._]+@'

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import warnings
 from dataclasses import dataclass
 
 from ..errors import RegexError
 
 _META = set("\\.^$*+?{}[]|()")
+_FLAG_GROUP = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]+))?([:)])")
+_QUANTIFIER = re.compile(r"\{\d*(,\d*)?\}")
 _CLASS_META = set("\\]-^[")
 
 
@@ -59,7 +62,9 @@ def check_and_rewrite(pattern: str) -> RewrittenPattern:
     Raises RegexError naming the position of a syntax error or an unsupported construct.
     """
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
     except re.error as exc:
         raise RegexError(f"invalid regex: {exc.msg}", position=exc.pos) from None
     except (OverflowError, RecursionError) as exc:
@@ -87,8 +92,21 @@ def check_and_rewrite(pattern: str) -> RewrittenPattern:
         c = pattern[i]
         if c == "\\":
             d = pattern[i + 1]
+            if d == "0":
+                m = re.match(r"0[0-7]{0,2}", pattern[i + 1:i + 4])
+                check_pending_end(i)
+                branch_start = False
+                emit(_escape_literal(chr(int(m.group(0), 8)), False), i)
+                i += 1 + len(m.group(0))
+                continue
             if d in "123456789":
-                raise _unsupported("a backreference", i)
+                if re.match(r"[0-7]{3}", pattern[i + 1:i + 4]) is None:
+                    raise _unsupported("a backreference", i)
+                check_pending_end(i)
+                branch_start = False
+                emit(_escape_literal(chr(int(pattern[i + 1:i + 4], 8)), False), i)
+                i += 4
+                continue
             if d in "bB":
                 raise _unsupported(f"the word boundary \\{d}", i)
             if d == "A":
@@ -124,7 +142,11 @@ def check_and_rewrite(pattern: str) -> RewrittenPattern:
             while j < n and (pattern[j] != "]" or first):
                 if pattern[j] == "\\":
                     d = pattern[j + 1]
-                    if d in "uUN":
+                    octal = re.match(r"[0-7]{1,3}", pattern[j + 1:j + 4])
+                    if octal is not None:
+                        emit(_escape_literal(chr(int(octal.group(0), 8)), True), j)
+                        j += 1 + len(octal.group(0))
+                    elif d in "uUN":
                         ch, length = _unicode_escape(pattern, j)
                         emit(_escape_literal(ch, True), j)
                         j += length
@@ -161,6 +183,24 @@ def check_and_rewrite(pattern: str) -> RewrittenPattern:
                     j = pattern.index(")", i)
                     i = j + 1
                     continue
+                flags = _FLAG_GROUP.match(pattern, i)
+                if flags is not None:
+                    letters = flags.group(1) + (flags.group(2) or "")
+                    for bad in "xL":
+                        if bad in letters:
+                            raise _unsupported(f"the flag '{bad}'", i)
+                    # ASCII classes are the engine's meaning anyway: 'a' and 'u' change nothing
+                    on = flags.group(1).replace("a", "").replace("u", "")
+                    off = flags.group(2) or ""
+                    end = flags.group(3)
+                    if end == ")" and not on and not off:
+                        i = flags.end()
+                        continue
+                    if end == ":":
+                        depth += 1
+                    emit("(?" + on + (off and "-" + off) + end, i)
+                    i = flags.end()
+                    continue
             depth += 1
             emit("(", i)
             i += 1
@@ -190,7 +230,9 @@ def check_and_rewrite(pattern: str) -> RewrittenPattern:
             pending_end.append((len(out), i))
             i += 1
             continue
-        if c in "*+?{" and pending_end:
+        if c == "{" and _QUANTIFIER.match(pattern, i) is None:
+            c = "\\{"   # Python reads a brace that starts no quantifier as a literal
+        if c[-1] in "*+?{" and pending_end:
             raise _unsupported("a quantified anchor", pending_end[0][1])
         check_pending_end(i)
         branch_start = False

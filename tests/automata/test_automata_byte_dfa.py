@@ -111,3 +111,31 @@ def test_walk_tokens_matches_per_token_walk():
             for tid, tok in enumerate(vocab.token_bytes):
                 want = dfa.walk(s, tok) if vocab.text_token_mask[tid] else -1
                 assert got[tid] == want, (pattern, s, tok)
+
+
+SYNTAX_PATTERNS = [r"[]-a]+", r"[^]]+", r"\.", r"[.]", r"a|", r"|a", r"(|a)b", r"\\+", r"[\\]",
+                   r"\t\x00\0\01\101", r"[\b\0\101]", r"(?:ab)+", r"(?P<x>a)b", r"(?i:a)b",
+                   r"(?i)a(?-i:b)", r"\S+", r"[^\W\d]+", r"[\w-]+", r"[a\-z]+", r"[-a]+",
+                   r"[a-]+", r"\n[^\n]", r"\f\v\a", r"a{2,}", r"a{,2}b", r"a{0}", r"(a{2}){2}",
+                   r"[\s\d]+", r"x{1,3}?", r"a*?b", r"[\x41-\x43]+", r"(?s).", r"(?m)a",
+                   r"(?a)\w", r"\Z", r"[\]]", r"\{", r"a{", r"a{1", r"{", r"a}", r"\-", r"[\^]",
+                   r"[*+?]+", r"(?i)[a-c]+", r"(?i)[^a]", r"\u00e9\U0001F600\N{BULLET}",
+                   r"(?#comment)ab", r"a(?#x)b", r"\x7f\x80", r"(?ai:A)b"]
+
+
+@pytest.mark.parametrize("pattern", SYNTAX_PATTERNS)
+def test_syntax_corners_agree_with_python_re(pattern):
+    dfa = regex_to_byte_dfa(pattern)
+    compiled = re.compile(pattern, re.ASCII)
+    rng = random.Random(pattern)
+    alphabet = list("abcAB019 _-]\\^.\n\t\x00\x0b\x0c\x07\x08{}*+?xyzé😀•") + ["\x7f", "\x80"]
+    for _ in range(1500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4)))
+        assert dfa.accepts(text.encode()) == bool(compiled.fullmatch(text)), (pattern, text)
+    assert dfa.accepts(b"a{") == bool(compiled.fullmatch("a{"))
+
+
+def test_unsupported_flags_name_the_position():
+    with pytest.raises(RegexError) as info:
+        regex_to_byte_dfa(r"ab(?x: c)")
+    assert info.value.position == 2
