@@ -49,3 +49,7 @@ class LimitExceededError(ConstrainedError, RuntimeError):
 
 class DeadEndError(ConstrainedError, RuntimeError):
     """A matcher has no allowed token: the grammar cannot continue from the current state."""
+
+
+class GrammarFileError(GrammarError, FileNotFoundError):
+    """A grammar file is missing or has an extension no front-end reads."""

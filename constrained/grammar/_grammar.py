@@ -35,6 +35,30 @@ class Grammar:
         from .regex_frontend import grammar_from_regex
         return grammar_from_regex(cls, pattern)
 
+    @classmethod
+    def from_lark(cls, text: str, start: str = "start", *, import_paths=(), path=None,
+                  allow_outside_imports: bool = False) -> "Grammar":
+        """A grammar from Lark EBNF text, meaning what Lark's Earley parser accepts.
+
+        ``path`` (the file the text came from) anchors relative %imports; imports outside
+        that folder and ``import_paths`` are refused unless ``allow_outside_imports``.
+        """
+        from .lark_frontend import grammar_from_lark
+        return grammar_from_lark(cls, text, start, import_paths=import_paths, path=path,
+                                 allow_outside_imports=allow_outside_imports)
+
+    @classmethod
+    def from_gbnf(cls, text: str, start: str = "root") -> "Grammar":
+        """A grammar from llama.cpp GBNF text (character level; the whole text matches ``start``)."""
+        from .gbnf_frontend import grammar_from_gbnf
+        return grammar_from_gbnf(cls, text, start)
+
+    @classmethod
+    def from_file(cls, path, **kwargs) -> "Grammar":
+        """A grammar from a .lark, .gbnf or .json (JSON Schema) file, chosen by extension."""
+        from .file_frontend import grammar_from_file
+        return grammar_from_file(cls, path, **kwargs)
+
     @property
     def regex(self) -> str | None:
         """The single regex this grammar is, when it is one regular terminal and nothing else."""

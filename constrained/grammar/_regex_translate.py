@@ -1,0 +1,428 @@
+"""Rewrite a Python-``re`` terminal pattern into the plain syntax interegular reads.
+
+Lark terminals carry regex flags (``i``, ``s``, ``m``, ``x``) and may use constructs such as
+``\\u`` escapes or named groups. The regex layer builds automata with interegular, which takes
+neither inline flags reliably nor ``\\u`` escapes, so patterns are rewritten here: flags are
+expanded into the pattern (``i`` becomes explicit case alternatives, ``s`` turns ``.`` into
+``[\\s\\S]``, ``x`` drops layout), escapes become literal characters, and anything without a
+regular meaning (anchors, lookaround, backreferences, word boundaries) is refused with an error
+naming the terminal. The result is checked with ``interegular.parse_pattern``.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import interegular
+
+from ..errors import GrammarError
+
+_SUPPORTED_FLAGS = frozenset("imsxu")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
+_CLASS_SHORTHANDS = frozenset("dDwWsS")
+_UNSUPPORTED_ESCAPES = {"b": "word boundary \\b", "B": "\\B", "A": "anchor \\A", "Z": "anchor \\Z",
+                        "z": "anchor \\z", "G": "\\G", "p": "unicode property \\p",
+                        "P": "unicode property \\P", "X": "\\X", "K": "\\K"}
+_META = set(".^$*+?{}[]\\|()")
+_CLASS_META = set("\\]^-[")
+_ASCII_FOLD_EXTRAS = {"k": "\u212a", "s": "\u017f", "i": "\u0130\u0131"}
+
+
+class _Fail(Exception):
+    pass
+
+
+def to_interegular(pattern: str, flags: str | frozenset[str] | tuple = "", *, name: str) -> str:
+    """Return ``pattern`` (with ``flags`` applied) as a flag-free regex interegular parses.
+
+    Raises GrammarError naming terminal ``name`` when the pattern has no regular translation.
+    """
+    flags = frozenset(flags)
+    unknown = flags - _SUPPORTED_FLAGS
+    if unknown:
+        raise GrammarError(f"terminal {name}: regex flag(s) {''.join(sorted(unknown))} "
+                           "are not supported")
+    try:
+        out = _Translator(pattern, flags).translate()
+    except _Fail as e:
+        raise GrammarError(f"terminal {name}: {e} in pattern {pattern!r}") from None
+    try:
+        interegular.parse_pattern(out)
+    except Exception as e:  # interegular raises several types
+        raise GrammarError(f"terminal {name}: pattern {pattern!r} cannot be turned into an "
+                           f"automaton ({type(e).__name__}: {e})") from None
+    return out
+
+
+def escape_literal(text: str) -> str:
+    """A regex matching exactly ``text``, in syntax interegular reads."""
+    return "".join(_escape_char(c) for c in text)
+
+
+def _escape_char(c: str) -> str:
+    if c in _META:
+        return "\\" + c
+    return _plain(c)
+
+
+def _plain(c: str) -> str:
+    o = ord(c)
+    if o < 0x20 or o == 0x7f:
+        return f"\\x{o:02x}"
+    if c == " " or c == "#":
+        return "\\" + c  # stays literal even if someone adds verbose mode later
+    return c
+
+
+def class_char(c: str) -> str:
+    """``c`` written for use inside a character class."""
+    if c in _CLASS_META:
+        return "\\" + c
+    o = ord(c)
+    if o < 0x20 or o == 0x7f:
+        return f"\\x{o:02x}"
+    return c
+
+
+def ranges_to_class(ranges: list[tuple[int, int]], negate: bool = False) -> str:
+    """A character class over sorted, merged code point ranges."""
+    parts = []
+    for lo, hi in ranges:
+        if lo == hi:
+            parts.append(class_char(chr(lo)))
+        elif hi == lo + 1:
+            parts.append(class_char(chr(lo)) + class_char(chr(hi)))
+        else:
+            parts.append(f"{class_char(chr(lo))}-{class_char(chr(hi))}")
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+def merge_ranges(ranges) -> list[tuple[int, int]]:
+    """Sort and merge overlapping or adjacent code point ranges."""
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
+
+
+@lru_cache(maxsize=None)
+def _cased_index() -> tuple[dict[str, frozenset[str]], list[int]]:
+    """Map each simple lowercase form to the characters sharing it; sorted cased code points."""
+    index: dict[str, set[str]] = {}
+    cased = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        low, up = ch.lower(), ch.upper()
+        if low == ch and up == ch:
+            continue
+        cased.append(cp)
+        key = low if len(low) == 1 else ch
+        index.setdefault(key, set()).add(ch)
+        if len(up) == 1:
+            index.setdefault(key, set()).add(up)
+    return {k: frozenset(v) for k, v in index.items()}, cased
+
+
+@lru_cache(maxsize=4096)
+def case_variants(c: str) -> frozenset[str]:
+    """Characters that Python's ``re`` matches against ``c`` under IGNORECASE."""
+    cands = {c}
+    for form in (c.lower(), c.upper(), c.swapcase(), c.title(), c.casefold()):
+        if len(form) == 1:
+            cands.add(form)
+    cands |= set(_ASCII_FOLD_EXTRAS.get(c.lower(), ""))
+    if not c.isascii():
+        index, _ = _cased_index()
+        for form in list(cands):
+            cands |= index.get(form.lower() if len(form.lower()) == 1 else form, frozenset())
+    else:
+        for form in list(cands):
+            if form.isascii() and form.lower() in _ASCII_FOLD_EXTRAS:
+                cands |= set(_ASCII_FOLD_EXTRAS[form.lower()])
+    pat = re.compile(re.escape(c), re.IGNORECASE)
+    return frozenset(x for x in cands if pat.fullmatch(x))
+
+
+class _Translator:
+    """Single-pass rewriter over the pattern text (Python ``re`` syntax)."""
+
+    def __init__(self, pattern: str, flags: frozenset[str]) -> None:
+        self.p = pattern
+        self.i = 0
+        self.flags = [set(flags)]
+        self.out: list[str] = []
+        self.group_depth = 0
+        self._global_flags()
+
+    def _global_flags(self) -> None:
+        m = re.match(r"\(\?([aiLmsux]+)\)", self.p)
+        while m:
+            for f in m.group(1):
+                if f not in _SUPPORTED_FLAGS:
+                    raise _Fail(f"inline flag {f!r} is not supported")
+                self.flags[0].add(f)
+            self.i = m.end()
+            m = re.compile(r"\(\?([aiLmsux]+)\)").match(self.p, self.i)
+
+    @property
+    def _f(self) -> set[str]:
+        return self.flags[-1]
+
+    def translate(self) -> str:
+        p = self.p
+        n = len(p)
+        while self.i < n:
+            c = p[self.i]
+            if "x" in self._f and c in " \t\n\r\f\v":
+                self.i += 1
+            elif "x" in self._f and c == "#":
+                while self.i < n and p[self.i] != "\n":
+                    self.i += 1
+            elif c == "\\":
+                self._escape()
+            elif c == "[":
+                self._class()
+            elif c == "(":
+                self._open_group()
+            elif c == ")":
+                if self.group_depth == 0:
+                    raise _Fail("unbalanced ')'")
+                self.group_depth -= 1
+                self.flags.pop()
+                self.out.append(")")
+                self.i += 1
+            elif c == ".":
+                self.out.append("[\\s\\S]" if "s" in self._f else ".")
+                self.i += 1
+            elif c in "^$":
+                raise _Fail(f"anchor {c!r} has no meaning inside a terminal")
+            elif c in "*+?":
+                self._quantifier(c)
+            elif c == "{":
+                m = re.compile(r"\{(\d*)(,?)(\d*)\}").match(p, self.i)
+                if m and (m.group(1) or m.group(3)):
+                    lo, comma, hi = m.groups()
+                    if not comma:
+                        q = "{" + lo + "}"
+                    else:
+                        q = "{" + (lo or "0") + "," + hi + "}"
+                    if lo and hi and comma and int(lo) > int(hi):
+                        raise _Fail(f"bad repetition {m.group(0)}")
+                    self.out.append(q)
+                    self.i = m.end()
+                    self._quantifier_suffix()
+                else:
+                    self._literal("{")
+                    self.i += 1
+            elif c == "|":
+                self.out.append("|")
+                self.i += 1
+            else:
+                self._literal(c)
+                self.i += 1
+        if self.group_depth:
+            raise _Fail("missing ')'")
+        return "".join(self.out)
+
+    def _quantifier(self, c: str) -> None:
+        if not self.out or self.out[-1] in ("(?:", "|"):
+            raise _Fail(f"nothing to repeat at position {self.i}")
+        self.out.append(c)
+        self.i += 1
+        self._quantifier_suffix()
+
+    def _quantifier_suffix(self) -> None:
+        if self.i < len(self.p) and self.p[self.i] == "?":
+            self.i += 1  # lazy: same language for a full match
+        elif self.i < len(self.p) and self.p[self.i] == "+":
+            raise _Fail("possessive quantifiers are not supported")
+
+    def _literal(self, c: str) -> None:
+        if "i" in self._f:
+            variants = case_variants(c)
+            if len(variants) > 1:
+                self.out.append("[" + "".join(class_char(v) for v in sorted(variants)) + "]")
+                return
+        self.out.append(_escape_char(c))
+
+    def _open_group(self) -> None:
+        p = self.p
+        self.i += 1
+        if p.startswith("?", self.i):
+            rest = p[self.i + 1:]
+            if rest.startswith("#"):
+                end = p.find(")", self.i)
+                if end < 0:
+                    raise _Fail("unterminated comment group")
+                self.i = end + 1
+                return
+            if rest.startswith(("=", "!", "<=", "<!")):
+                raise _Fail("lookaround assertions are not supported")
+            if rest.startswith("P="):
+                raise _Fail("backreferences are not supported")
+            if rest.startswith("("):
+                raise _Fail("conditional groups are not supported")
+            if rest.startswith(">"):
+                raise _Fail("atomic groups are not supported")
+            new = set(self._f)
+            if rest.startswith(("P<", "<")):
+                end = p.find(">", self.i)
+                if end < 0:
+                    raise _Fail("unterminated group name")
+                self.i = end + 1
+            elif rest.startswith(":"):
+                self.i += 2
+            else:
+                m = re.compile(r"\?([aiLmsux]*)(?:-([imsx]+))?:").match(p, self.i)
+                if not m:
+                    raise _Fail(f"unsupported group syntax at position {self.i - 1}")
+                for f in m.group(1):
+                    if f not in _SUPPORTED_FLAGS:
+                        raise _Fail(f"inline flag {f!r} is not supported")
+                    new.add(f)
+                for f in m.group(2) or "":
+                    new.discard(f)
+                self.i = m.end()
+            self.flags.append(new)
+        else:
+            self.flags.append(set(self._f))
+        self.group_depth += 1
+        self.out.append("(?:")
+
+    def _read_escape(self, in_class: bool) -> tuple[str, str]:
+        """Read an escape at self.i; return ("char", c) or ("class", shorthand)."""
+        p = self.p
+        if self.i + 1 >= len(p):
+            raise _Fail("pattern ends with a backslash")
+        e = p[self.i + 1]
+        self.i += 2
+        if e in _CLASS_SHORTHANDS:
+            return "class", "\\" + e
+        if e in _SIMPLE_ESCAPES:
+            return "char", _SIMPLE_ESCAPES[e]
+        if e == "b" and in_class:
+            return "char", "\b"
+        if e in _UNSUPPORTED_ESCAPES:
+            raise _Fail(f"{_UNSUPPORTED_ESCAPES[e]} is not supported")
+        if e in "xuU":
+            size = {"x": 2, "u": 4, "U": 8}[e]
+            digits = p[self.i:self.i + size]
+            if len(digits) != size or not all(d in "0123456789abcdefABCDEF" for d in digits):
+                raise _Fail(f"bad \\{e} escape")
+            self.i += size
+            cp = int(digits, 16)
+            if cp > 0x10FFFF:
+                raise _Fail(f"bad \\{e} escape")
+            return "char", chr(cp)
+        if e == "N":
+            m = re.compile(r"\{([^}]*)\}").match(p, self.i)
+            if not m:
+                raise _Fail("bad \\N escape")
+            import unicodedata
+            try:
+                ch = unicodedata.lookup(m.group(1))
+            except KeyError:
+                raise _Fail(f"unknown character name {m.group(1)!r}") from None
+            self.i = m.end()
+            return "char", ch
+        if e == "0" or (in_class and e.isdigit()):
+            m = re.compile(r"[0-7]{1,3}").match(p, self.i - 1)
+            self.i = m.end()
+            return "char", chr(int(m.group(0), 8))
+        if e.isdigit():
+            m = re.compile(r"[0-7]{3}").match(p, self.i - 1)
+            if m and e in "0123":
+                self.i = m.end()
+                return "char", chr(int(m.group(0), 8))
+            raise _Fail("backreferences are not supported")
+        if e.isascii() and e.isalnum():
+            raise _Fail(f"unknown escape \\{e}")
+        return "char", e
+
+    def _escape(self) -> None:
+        kind, val = self._read_escape(in_class=False)
+        if kind == "class":
+            self.out.append(val)
+        else:
+            self._literal(val)
+
+    def _class(self) -> None:
+        p = self.p
+        self.i += 1
+        negate = False
+        if self.i < len(p) and p[self.i] == "^":
+            negate = True
+            self.i += 1
+        items: list[tuple[int, int]] = []
+        shorthands: list[str] = []
+        first = True
+        while True:
+            if self.i >= len(p):
+                raise _Fail("unterminated character class")
+            c = p[self.i]
+            if c == "]" and not first:
+                self.i += 1
+                break
+            first = False
+            lo = self._class_atom(shorthands)
+            if lo is None:
+                continue
+            if (self.i + 1 < len(p) and p[self.i] == "-" and p[self.i + 1] != "]"):
+                self.i += 1
+                hi = self._class_atom(shorthands)
+                if hi is None:
+                    raise _Fail("bad character range")
+                if hi < lo:
+                    raise _Fail(f"bad character range {chr(lo)!r}-{chr(hi)!r}")
+                items.append((lo, hi))
+            else:
+                items.append((lo, lo))
+        if "i" in self._f:
+            items = _fold_ranges(items)
+        ranges = merge_ranges(items)
+        body = "".join(shorthands)
+        if not ranges and not shorthands:
+            self.out.append("[\\s\\S]" if negate else "(?:[^\\s\\S])")
+            if not negate:
+                raise _Fail("empty character class")
+            return
+        inner = ranges_to_class(ranges)[1:-1]
+        self.out.append("[" + ("^" if negate else "") + inner + body + "]")
+
+    def _class_atom(self, shorthands: list[str]) -> int | None:
+        c = self.p[self.i]
+        if c == "\\":
+            kind, val = self._read_escape(in_class=True)
+            if kind == "class":
+                shorthands.append(val)
+                return None
+            return ord(val)
+        if c == "[" and self.p.startswith(("[:", "[=", "[."), self.i):
+            raise _Fail("POSIX character classes are not supported")
+        self.i += 1
+        return ord(c)
+
+
+def _fold_ranges(items: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Add the case variants of every character in the ranges."""
+    import bisect
+    out = list(items)
+    _, cased = (None, None)
+    for lo, hi in items:
+        if hi - lo < 512:
+            cps = range(lo, hi + 1)
+        else:
+            _, cased = _cased_index()
+            a, b = bisect.bisect_left(cased, lo), bisect.bisect_right(cased, hi)
+            cps = cased[a:b]
+        for cp in cps:
+            for v in case_variants(chr(cp)):
+                o = ord(v)
+                if not lo <= o <= hi:
+                    out.append((o, o))
+    return out

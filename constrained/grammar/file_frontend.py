@@ -1,0 +1,37 @@
+"""Load a grammar from a file, choosing the front-end by the file's extension."""
+from __future__ import annotations
+
+import os
+
+from ..errors import GrammarFileError
+
+_EXTENSIONS = (".lark", ".gbnf", ".json")
+
+
+def grammar_from_file(cls, path, **kwargs):
+    """See ``Grammar.from_file``: .lark (Lark), .gbnf (GBNF), .json (JSON Schema)."""
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in _EXTENSIONS:
+        raise GrammarFileError(f"cannot tell the grammar format of {path!r}: expected one of "
+                               f"{', '.join(_EXTENSIONS)}")
+    if not os.path.isfile(path):
+        raise GrammarFileError(f"grammar file {path!r} does not exist")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if ext == ".lark":
+        kwargs.setdefault("path", path)
+        return cls.from_lark(text, **kwargs)
+    if ext == ".gbnf":
+        return cls.from_gbnf(text, **kwargs)
+    import json
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GrammarFileError(f"{path!r} is not valid JSON: {e.msg} "
+                               f"(line {e.lineno}, column {e.colno})") from None
+    from_schema = getattr(cls, "from_json_schema", None)
+    if from_schema is None:
+        raise GrammarFileError("JSON Schema files need Grammar.from_json_schema, which is not "
+                               "available in this build")
+    return from_schema(schema, **kwargs)

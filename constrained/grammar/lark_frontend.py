@@ -1,0 +1,142 @@
+"""Lark front-end: a Lark grammar file becomes the grammar representation.
+
+Lark itself reads the file (so %import, templates, EBNF operators and ``?rule`` inlining mean
+exactly what they mean to Lark); this module then takes Lark's expanded rules, its terminal
+definitions and its %ignore list, and rewrites every terminal pattern into flag-free syntax the
+regex layer accepts. The language is what Lark's Earley parser accepts for the same file.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable, Iterable
+
+import interegular
+import lark
+from lark.exceptions import LarkError
+
+from ..errors import GrammarError
+from ._analysis import check_defined, clean_rules
+from ._grammar import Terminal
+from ._regex_translate import escape_literal, to_interegular
+
+_WHERE = re.compile(r"line (\d+),? col(?:umn)? (\d+)")
+
+
+def grammar_from_lark(cls, text: str, start: str = "start", *,
+                      import_paths: Iterable[str] = (), path: str | None = None,
+                      allow_outside_imports: bool = False):
+    """See ``Grammar.from_lark``."""
+    if not isinstance(text, str):
+        raise TypeError(f"grammar text must be a str, not {type(text).__name__}")
+    parser = _load(text, start, list(import_paths), path, allow_outside_imports)
+    terminals = {str(t.name): _terminal(t) for t in parser.terminals}
+    rules: dict[str, list[tuple[str, ...]]] = {}
+    for rule in parser.rules:
+        expansion = []
+        for sym in rule.expansion:
+            if sym.is_term and sym.name not in terminals:
+                raise GrammarError(f"terminal {sym.name} is %declare'd without a definition; "
+                                   "declared terminals need a lexer callback, which is not "
+                                   "supported")
+            expansion.append(str(sym.name))
+        rules.setdefault(str(rule.origin.name), []).append(tuple(expansion))
+    frozen = {name: tuple(alts) for name, alts in rules.items()}
+    ignore = tuple(str(n) for n in parser.ignore_tokens)
+    for name in ignore:
+        if name not in terminals:
+            raise GrammarError(f"%ignore names {name}, which is not a defined terminal")
+    check_defined(frozen, terminals, start)
+    frozen, kept_terms, _ = clean_rules(frozen, terminals, start, ignore)
+    return cls(start=start, rules=frozen, terminals=kept_terms, ignore=ignore, source="lark",
+               text=text)
+
+
+def _load(text: str, start: str, import_paths: list[str], path: str | None,
+          allow_outside: bool) -> lark.Lark:
+    kwargs = {}
+    if path is not None:
+        kwargs["source_path"] = os.path.abspath(path)
+    loader = _import_guard(import_paths, path, allow_outside)
+    try:
+        return lark.Lark(text, parser="earley", lexer="dynamic", start=start,
+                         import_paths=[loader, *import_paths], **kwargs)
+    except GrammarError:
+        raise
+    except LarkError as e:
+        raise _as_grammar_error(e) from None
+    except FileNotFoundError as e:
+        raise GrammarError(f"%import failed: grammar file {e.filename!r} not found") from None
+    except re.error as e:
+        raise GrammarError(f"invalid regular expression in the grammar: {e}") from None
+    except Exception as e:  # lark may raise the `regex` module's error or an assertion
+        raise GrammarError(f"cannot load the Lark grammar: {type(e).__name__}: {e}") from None
+
+
+def _as_grammar_error(e: LarkError) -> GrammarError:
+    line = getattr(e, "line", None)
+    column = getattr(e, "column", None)
+    msg = str(e).strip()
+    m = _WHERE.search(msg)
+    if line is None and m:
+        line, column = int(m.group(1)), int(m.group(2))
+    first = msg.splitlines()[0] if msg else type(e).__name__
+    first = re.sub(r"\s*at line \d+ col(?:umn)? \d+.*$", "", first).rstrip(" ,:")
+    return GrammarError(f"Lark grammar error: {first}", line=line, column=column)
+
+
+def _import_guard(import_paths: list[str], path: str | None,
+                  allow_outside: bool) -> Callable:
+    """A Lark import loader refusing files outside the grammar's folder and ``import_paths``.
+
+    Library imports (``%import common.X``) not found in ``import_paths`` fall through to Lark's
+    bundled grammars. Relative imports of a grammar given as text (no ``path``) are refused
+    unless ``allow_outside`` is set, since Lark would resolve them against the current
+    script or working directory.
+    """
+    roots = [os.path.realpath(p) for p in import_paths]
+    if path is not None:
+        roots.append(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+
+    def inside(candidate: str) -> bool:
+        real = os.path.realpath(candidate)
+        return any(real == r or real.startswith(r + os.sep) for r in roots)
+
+    def loader(base_path, grammar_path: str):
+        if base_path is None:
+            raise IOError("library import: let Lark search import_paths and its own grammars")
+        if not isinstance(base_path, str):
+            raise IOError("package resource: handled by Lark")
+        candidate = os.path.join(base_path, grammar_path)
+        if not allow_outside and not inside(candidate):
+            raise GrammarError(f"%import of {candidate!r} refused: it is outside the grammar's "
+                               "folder and import_paths (pass allow_outside_imports=True)")
+        with open(candidate, encoding="utf8") as f:
+            return candidate, f.read()
+
+    return loader
+
+
+def _terminal(tdef) -> Terminal:
+    pat = tdef.pattern
+    flags = frozenset(getattr(pat, "flags", ()) or ())
+    if isinstance(pat, lark.lexer.PatternStr):
+        source = escape_literal(pat.value)
+    else:
+        source = pat.value
+    regex = to_interegular(source, flags, name=tdef.name)
+    _check_language(tdef.name, regex)
+    return Terminal(str(tdef.name), regex, int(tdef.priority or 0))
+
+
+def _check_language(name: str, regex: str) -> None:
+    try:
+        fsm = interegular.parse_pattern(regex).to_fsm()
+    except Exception as e:
+        raise GrammarError(f"terminal {name}: cannot build an automaton for {regex!r} "
+                           f"({type(e).__name__}: {e})") from None
+    if fsm.accepts(""):
+        raise GrammarError(f"terminal {name} matches the empty string; terminals must match "
+                           "at least one character")
+    if fsm.empty():
+        raise GrammarError(f"terminal {name} matches nothing")
