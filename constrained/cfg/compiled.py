@@ -1,0 +1,69 @@
+"""A context-free grammar compiled against a vocabulary (immutable, shareable across threads)."""
+from __future__ import annotations
+
+from ..bitmask import bitmask_words, token_ids_to_bitmask
+from ..compiler import CompiledGrammar
+from ..grammar import Grammar
+from ..vocabulary import Vocabulary
+from .mask import MaskEngine
+from .prepare import PreparedGrammar, prepare_grammar
+from .runtime import Runtime
+
+_REGEX_OPTIONS = {"cache", "precompute", "max_states"}
+
+
+class CompiledCFG(CompiledGrammar):
+    """Prepared grammar, parser, lexers and mask caches; matchers share all of them.
+
+    Internal caches fill lazily (under locks) but never change what any state means.
+    """
+
+    def __init__(self, grammar: Grammar, vocab: Vocabulary, prepared: PreparedGrammar,
+                 runtime: Runtime, engine: MaskEngine) -> None:
+        self.grammar = grammar
+        self.vocab = vocab
+        self.prepared = prepared
+        self.runtime = runtime
+        self.engine = engine
+        self.words = bitmask_words(vocab.size)
+        self.eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
+        self.eos_mask.setflags(write=False)
+        self.eos_ids = frozenset(vocab.eos_token_ids)
+        self.text_ok = vocab.text_token_mask[:vocab.n_tokens].tolist()
+
+    def matcher(self):
+        from .matcher import CFGMatcher
+        return CFGMatcher(self)
+
+    def __repr__(self) -> str:
+        g = self.prepared
+        return (f"CompiledCFG(terminals={g.n_terminals}, alternatives={len(g.lhs)}, "
+                f"vocab={self.vocab!r})")
+
+
+def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000,
+                max_lexer_states: int = 20_000, max_dfa_states: int | None = None,
+                mask_cache_size: int = 2048, table_cache_size: int = 4096,
+                warm: bool = True, **options) -> CompiledCFG:
+    """Compile a context-free ``grammar`` for ``vocab``.
+
+    Options: ``max_rules`` (alternatives), ``max_lexer_states`` (states of one lexer, i.e. the
+    union DFA of one candidate terminal set), ``max_dfa_states`` (per terminal; the regex option
+    ``max_states`` is accepted as an alias) raise LimitExceededError when exceeded;
+    ``mask_cache_size`` and ``table_cache_size`` bound the memoized masks and walk tables;
+    ``warm`` computes the first mask at compile time. Regex-only options (``cache``,
+    ``precompute``) are accepted and ignored.
+    """
+    unknown = set(options) - _REGEX_OPTIONS
+    if unknown:
+        raise TypeError(f"unknown compile option(s): {', '.join(sorted(unknown))}")
+    if max_dfa_states is None:
+        max_dfa_states = int(options.get("max_states", 10_000))
+    prepared = prepare_grammar(grammar, max_rules=max_rules, max_dfa_states=max_dfa_states)
+    runtime = Runtime(prepared, max_lexer_states=max_lexer_states)
+    engine = MaskEngine(runtime, vocab, mask_cache_size=mask_cache_size,
+                        table_cache_size=table_cache_size)
+    compiled = CompiledCFG(grammar, vocab, prepared, runtime, engine)
+    if warm:
+        runtime.lexer(runtime.parser.initial.candidates)
+    return compiled

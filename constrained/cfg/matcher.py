@@ -1,0 +1,108 @@
+"""The per-sequence matcher of a compiled context-free grammar: a stack of immutable states."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..bitmask import allowed_token_ids, as_numpy
+from ..compiler import GrammarMatcher
+from ..errors import DeadEndError
+
+_TERMINATED = None
+
+
+class CFGMatcher(GrammarMatcher):
+    """One ``(column, lexer state)`` per accepted step, so rollback is a list truncation."""
+
+    def __init__(self, compiled) -> None:
+        self.compiled = compiled
+        self._runtime = compiled.runtime
+        self._engine = compiled.engine
+        self._tokens = compiled.vocab.token_bytes
+        self._text_ok = compiled.text_ok
+        self._eos = compiled.eos_ids
+        self._stack: list = [self._runtime.initial]
+
+    # masks ---------------------------------------------------------------------------------
+    def _current_mask(self) -> np.ndarray:
+        state = self._stack[-1]
+        if state is _TERMINATED:
+            return self.compiled.eos_mask
+        mask = self._engine.mask(state)
+        if not mask.any():
+            raise DeadEndError(
+                f"no token can follow the {len(self._stack) - 1} accepted steps: the grammar "
+                f"cannot continue with this vocabulary (text so far ends with "
+                f"{self._tail()!r})")
+        return mask
+
+    def _tail(self) -> str:
+        return "<state history only>"
+
+    def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
+        arr = as_numpy(bitmask)
+        row = arr if arr.ndim == 1 else arr[index]
+        words = self.compiled.words
+        if row.shape[0] < words:
+            raise ValueError(f"bitmask has {row.shape[0]} words; the vocabulary needs {words}")
+        row[:words] = self._current_mask()
+        if row.shape[0] > words:
+            row[words:] = 0
+        return True
+
+    def allowed_token_ids(self) -> np.ndarray:
+        """Ids of the tokens allowed next (convenience; not for the hot path)."""
+        return allowed_token_ids(self._current_mask(), self.compiled.vocab.size)
+
+    # steps -----------------------------------------------------------------------------------
+    def accept_token(self, token_id: int) -> bool:
+        state = self._stack[-1]
+        if state is _TERMINATED:
+            return False
+        if token_id in self._eos:
+            if self._runtime.is_accepting(state):
+                self._stack.append(_TERMINATED)
+                return True
+            return False
+        if not (0 <= token_id < len(self._tokens)) or not self._text_ok[token_id]:
+            return False
+        nxt = self._runtime.step(state, self._tokens[token_id])
+        if nxt is None:
+            return False
+        self._stack.append(nxt)
+        return True
+
+    def accept_bytes(self, data: bytes) -> bool:
+        state = self._stack[-1]
+        if state is _TERMINATED:
+            return False
+        nxt = self._runtime.step(state, bytes(data))
+        if nxt is None:
+            return False
+        self._stack.append(nxt)
+        return True
+
+    def rollback(self, n_tokens: int = 1) -> None:
+        if n_tokens < 0 or n_tokens > len(self._stack) - 1:
+            raise ValueError(f"cannot roll back {n_tokens} steps; "
+                             f"{len(self._stack) - 1} were accepted")
+        if n_tokens:
+            del self._stack[-n_tokens:]
+
+    def is_accepting(self) -> bool:
+        state = self._stack[-1]
+        return state is _TERMINATED or self._runtime.is_accepting(state)
+
+    def is_terminated(self) -> bool:
+        return self._stack[-1] is _TERMINATED
+
+    def reset(self) -> None:
+        self._stack = [self._runtime.initial]
+
+    def forced_bytes(self) -> bytes:
+        state = self._stack[-1]
+        return b"" if state is _TERMINATED else self._runtime.forced_bytes(state)
+
+    @property
+    def n_steps(self) -> int:
+        """Number of steps accepted (what rollback can undo)."""
+        return len(self._stack) - 1

@@ -1,0 +1,172 @@
+"""Grammar preparation: symbols numbered, terminals as byte DFAs, useless rules removed.
+
+A ``Grammar`` (rules over regular terminals) becomes a ``PreparedGrammar``:
+
+- terminals ``0 .. n_terminals-1`` with a trimmed byte DFA each (ignore terminals included);
+  nonterminals follow (``n_terminals ..``); alternative 0 is the augmented ``$start -> start``;
+- lexemes are never empty: a terminal whose pattern matches the empty string is replaced in the
+  rules by an optional symbol (``T`` or nothing) and its DFA no longer accepts the empty string;
+- unproductive alternatives (deriving no text) and unreachable rules are dropped; a grammar whose
+  language is empty raises GrammarError; sizes past ``max_rules`` raise LimitExceededError.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automata import ByteDFA, regex_to_byte_dfa
+from ..errors import GrammarError, LimitExceededError, RegexError
+from ..grammar import Grammar
+
+START = "$start"
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedGrammar:
+    """Numbered symbols and alternatives (see the module docstring)."""
+
+    terminal_names: tuple[str, ...]
+    dfas: tuple[ByteDFA, ...]
+    ignore: frozenset[int]
+    nonterminal_names: tuple[str, ...]     # index i is symbol n_terminals + i
+    lhs: tuple[int, ...]                   # per alternative
+    rhs: tuple[tuple[int, ...], ...]       # per alternative
+    by_lhs: dict[int, tuple[int, ...]]     # nonterminal -> its alternatives
+    nullable: frozenset[int]               # nullable nonterminals
+
+    @property
+    def n_terminals(self) -> int:
+        return len(self.terminal_names)
+
+    def symbol_name(self, sym: int) -> str:
+        n = self.n_terminals
+        return self.terminal_names[sym] if sym < n else self.nonterminal_names[sym - n]
+
+
+def _non_empty_dfa(dfa: ByteDFA) -> ByteDFA:
+    """The same language without the empty string (a fresh, non-accepting initial state)."""
+    n = dfa.n_states
+    trans = np.vstack([dfa.transitions, dfa.transitions[dfa.initial:dfa.initial + 1]])
+    acc = np.concatenate([dfa.accepting, [False]])
+    if (trans[n] < 0).all():  # only the empty string: no lexeme at all
+        return ByteDFA(np.zeros((0, 256), np.int32), np.zeros(0, bool), -1, dfa.pattern)
+    return ByteDFA(np.ascontiguousarray(trans, dtype=np.int32), acc, n, dfa.pattern)
+
+
+def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
+    term = grammar.terminals[name]
+    try:
+        return regex_to_byte_dfa(term.pattern, max_dfa_states)
+    except RegexError as exc:
+        raise GrammarError(f"terminal {name}: {exc}") from None
+    except LimitExceededError as exc:
+        raise LimitExceededError(f"terminal {name}: {exc}") from None
+
+
+def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
+                    max_dfa_states: int = 10_000) -> PreparedGrammar:
+    """Number, lower and trim ``grammar`` (see the module docstring)."""
+    rules = grammar.rules
+    if grammar.start not in rules:
+        raise GrammarError(f"start rule {grammar.start!r} is not defined")
+    n_alts = sum(len(a) for a in rules.values())
+    if n_alts > max_rules:
+        raise LimitExceededError(f"grammar has {n_alts} alternatives, more than "
+                                 f"max_rules={max_rules}")
+    for name, alts in rules.items():
+        if name in grammar.terminals:
+            raise GrammarError(f"{name!r} is both a rule and a terminal")
+        for alt in alts:
+            for sym in alt:
+                if sym not in rules and sym not in grammar.terminals:
+                    raise GrammarError(f"rule {name!r} uses undefined symbol {sym!r}")
+    for name in grammar.ignore:
+        if name not in grammar.terminals:
+            raise GrammarError(f"ignored terminal {name!r} is not defined")
+
+    # reachable rules and terminals from the start
+    reach_rules, reach_terms, todo = {grammar.start}, set(), [grammar.start]
+    while todo:
+        for alt in rules[todo.pop()]:
+            for sym in alt:
+                if sym in rules:
+                    if sym not in reach_rules:
+                        reach_rules.add(sym)
+                        todo.append(sym)
+                else:
+                    reach_terms.add(sym)
+
+    # terminal automata; nullable terminals lose the empty string and become optional
+    term_names = sorted(reach_terms | set(grammar.ignore))
+    dfas: dict[str, ByteDFA] = {}
+    optional: set[str] = set()
+    for name in term_names:
+        dfa = _terminal_dfa(grammar, name, max_dfa_states)
+        if dfa.initial >= 0 and dfa.accepting[dfa.initial]:
+            dfa = _non_empty_dfa(dfa)
+            optional.add(name)
+        dfas[name] = dfa
+
+    str_rules: dict[str, list[tuple[str, ...]]] = {
+        name: [tuple(alt) for alt in rules[name]] for name in sorted(reach_rules)}
+    for name in sorted(optional):
+        opt = f"{name}?"
+        for alts in str_rules.values():
+            alts[:] = [tuple(opt if s == name else s for s in alt) for alt in alts]
+        str_rules[opt] = [(name,), ()]
+
+    # productive symbols
+    productive = {n for n in term_names if dfas[n].initial >= 0}
+    changed = True
+    while changed:
+        changed = False
+        for name, alts in str_rules.items():
+            if name not in productive and any(all(s in productive for s in a) for a in alts):
+                productive.add(name)
+                changed = True
+    if grammar.start not in productive:
+        raise GrammarError(f"the grammar's language is empty: rule {grammar.start!r} derives "
+                           "no text")
+    kept = {name: [a for a in alts if all(s in productive for s in a)]
+            for name, alts in str_rules.items() if name in productive}
+    # reachable again after dropping unproductive alternatives
+    live, todo = {grammar.start}, [grammar.start]
+    while todo:
+        for alt in kept[todo.pop()]:
+            for s in alt:
+                if s in kept and s not in live:
+                    live.add(s)
+                    todo.append(s)
+    used_terms = {s for name in live for a in kept[name] for s in a if s not in kept}
+    ignore_names = [n for n in grammar.ignore if dfas[n].initial >= 0]
+    terminal_names = tuple(sorted(used_terms | set(ignore_names)))
+    tid = {n: i for i, n in enumerate(terminal_names)}
+    nt_names = (START,) + tuple(sorted(live))
+    nid = {n: len(terminal_names) + i for i, n in enumerate(nt_names)}
+
+    def sym_id(s: str) -> int:
+        return tid[s] if s in tid else nid[s]
+
+    lhs: list[int] = [nid[START]]
+    rhs: list[tuple[int, ...]] = [(nid[grammar.start],)]
+    for name in nt_names[1:]:
+        for alt in kept[name]:
+            lhs.append(nid[name])
+            rhs.append(tuple(sym_id(s) for s in alt))
+    by_lhs: dict[int, list[int]] = {}
+    for a, l in enumerate(lhs):
+        by_lhs.setdefault(l, []).append(a)
+    nullable: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for a, l in enumerate(lhs):
+            if l not in nullable and all(s in nullable for s in rhs[a]):
+                nullable.add(l)
+                changed = True
+    return PreparedGrammar(
+        terminal_names=terminal_names, dfas=tuple(dfas[n] for n in terminal_names),
+        ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
+        lhs=tuple(lhs), rhs=tuple(rhs), by_lhs={k: tuple(v) for k, v in by_lhs.items()},
+        nullable=frozenset(nullable))

@@ -1,0 +1,101 @@
+"""Vectorized walks of many token (suffixes) through a lexer, split by where lexemes end.
+
+``walk_lexer(lexer, index, tokens, offsets, start)`` reads ``token[offset:]`` for every pair from
+lexer state ``start`` and sorts each pair into
+
+- ``ok``: every byte extended the current lexeme and the lexer is still alive at the token's end
+  (the lexeme may continue or end later: greedy lookahead stays open);
+- a crossing group ``(q, tokens, offsets)``: the byte at ``offset`` cannot extend the lexeme, the
+  lexeme read so far is complete in lexer state ``q`` (it is a full match of
+  ``lexer.accepting_terms[q]``) and the next lexeme starts at ``offset``;
+- dropped: the byte cannot extend the lexeme and the lexeme is not a full match.
+
+No Python loop runs over tokens: each step advances all pairs still alive by one byte.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..vocabulary import Vocabulary
+from .lexer import Lexer
+
+
+@dataclass(frozen=True)
+class VocabIndex:
+    """Arrays every walk reads: byte matrix, lengths, and the text tokens."""
+
+    bytes: np.ndarray      # uint8[n_tokens, width + 1] (a zero column past the longest token)
+    lengths: np.ndarray    # int32[n_tokens]
+    text_ids: np.ndarray   # int32: tokens that carry text (no special, no empty)
+
+
+_INDEX: "weakref.WeakKeyDictionary[Vocabulary, VocabIndex]" = weakref.WeakKeyDictionary()
+
+
+def vocab_index(vocab: Vocabulary) -> VocabIndex:
+    """The shared VocabIndex of ``vocab``."""
+    idx = _INDEX.get(vocab)
+    if idx is None:
+        bm = vocab.byte_matrix
+        padded = np.zeros((bm.shape[0], bm.shape[1] + 1), dtype=np.uint8)
+        padded[:, :bm.shape[1]] = bm
+        text = np.nonzero(vocab.text_token_mask[:vocab.n_tokens])[0].astype(np.int32)
+        idx = VocabIndex(padded, vocab.token_lengths.astype(np.int32), text)
+        _INDEX[vocab] = idx
+    return idx
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    """See ``walk_lexer``."""
+
+    ok: np.ndarray                                            # int32 token ids
+    groups: tuple[tuple[int, np.ndarray, np.ndarray], ...]    # (lexer state, ids, offsets)
+
+
+def walk_lexer(lexer: Lexer, index: VocabIndex, tokens: np.ndarray, offsets: np.ndarray,
+               start: int) -> WalkResult:
+    """Walk ``tokens[i][offsets[i]:]`` from lexer state ``start`` (see the module docstring)."""
+    trans, acc_any = lexer.trans, lexer.acc_any
+    bm, lengths = index.bytes, index.lengths
+    tok = np.asarray(tokens, dtype=np.int32)
+    off = np.asarray(offsets, dtype=np.int32)
+    st = np.full(len(tok), start, dtype=np.int32)
+    tok_len = lengths[tok]
+    ok_parts: list[np.ndarray] = []
+    c_tok: list[np.ndarray] = []
+    c_off: list[np.ndarray] = []
+    c_st: list[np.ndarray] = []
+    while len(tok):
+        done = off >= tok_len
+        if done.any():
+            ok_parts.append(tok[done])
+            keep = ~done
+            tok, off, st, tok_len = tok[keep], off[keep], st[keep], tok_len[keep]
+            if not len(tok):
+                break
+        nxt = trans[st, bm[tok, off]]
+        dead = nxt < 0
+        if dead.any():
+            ends = dead & acc_any[st]
+            if ends.any():
+                c_tok.append(tok[ends])
+                c_off.append(off[ends])
+                c_st.append(st[ends])
+            keep = ~dead
+            tok, off, nxt, tok_len = tok[keep], off[keep], nxt[keep], tok_len[keep]
+        st = nxt
+        off = off + 1
+    ok = np.concatenate(ok_parts) if ok_parts else np.zeros(0, np.int32)
+    groups: list[tuple[int, np.ndarray, np.ndarray]] = []
+    if c_tok:
+        ct, co, cs = np.concatenate(c_tok), np.concatenate(c_off), np.concatenate(c_st)
+        order = np.argsort(cs, kind="stable")
+        ct, co, cs = ct[order], co[order], cs[order]
+        bounds = np.flatnonzero(np.diff(cs)) + 1
+        for t, o, s in zip(np.split(ct, bounds), np.split(co, bounds), np.split(cs, bounds)):
+            groups.append((int(s[0]), t, o))
+    return WalkResult(ok, tuple(groups))
