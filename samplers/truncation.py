@@ -110,7 +110,7 @@ def tail_free(c: Candidates, z: Tensor, min_keep: Tensor, active: Tensor) -> Non
 
     No-op for z >= 1 or size <= 2. Second differences of the sorted probabilities, normalised
     (uniform if their sum <= 1e-6), cumulated; keep the tokens before the first index i with
-    cum > z and i >= min_keep.
+    cum > z and i >= max(min_keep, 1) (both references pass at least 1).
     """
     n = c.n_finite()
     act = active & (n > 2)
@@ -128,7 +128,7 @@ def tail_free(c: Candidates, z: Tensor, min_keep: Tensor, active: Tensor) -> Non
     uniform = valid.to(d2.dtype) / (n - 2).clamp(min=1)[:, None].to(d2.dtype)
     norm = torch.where(s > 1e-6, d2 / s.clamp(min=1e-30), uniform)
     cum = norm.cumsum(dim=1)
-    ok = (cum > z[:, None]) & (j[None, :] >= min_keep[:, None]) & valid
+    ok = (cum > z[:, None]) & (j[None, :] >= min_keep.clamp(min=1)[:, None]) & valid
     last = _first_true(ok, n)
     col = torch.arange(w, device=z.device)
     drop_packed = col[None, :] >= last[:, None]

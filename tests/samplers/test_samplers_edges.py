@@ -1,0 +1,188 @@
+"""No-op conditions, min_keep, ties, masked (-inf) entries, single candidates, all-masked rows."""
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from samplers import AllMaskedError, SamplerChain, SamplingParams
+from samplers.operator import sample_from_probs
+
+NEG = -math.inf
+ALL = ["penalties", "dry", "top_n_sigma", "top_k", "typical", "top_p", "min_p", "xtc", "temperature",
+       "top_a", "tfs", "tfs_kai", "rep_pen", "rep_pen_kcpp"]
+
+
+def filt(logits, order, history=None, vocab=None, **kw):
+    lg = torch.tensor(logits, dtype=torch.float32)
+    if lg.dim() == 1:
+        lg = lg[None]
+    ch = SamplerChain(SamplingParams(samplers=order, **kw), vocab_size=lg.shape[1])
+    return ch.filter(lg.clone(), history)
+
+
+# every sampler with its disabling values
+NOOPS = [
+    ("top_k", dict(top_k=0)), ("top_k", dict(top_k=-1)),
+    ("top_p", dict(top_p=1.0)), ("min_p", dict(min_p=0.0)), ("typical", dict(typical_p=1.0)),
+    ("tfs", dict(tfs_z=1.0)), ("tfs_kai", dict(tfs_z=1.0)), ("top_a", dict(top_a=0.0)),
+    ("top_n_sigma", dict(top_n_sigma=0.0)), ("top_n_sigma", dict(top_n_sigma=-1.0)),
+    ("xtc", dict(xtc_probability=0.0, xtc_threshold=0.1)), ("xtc", dict(xtc_probability=1.0, xtc_threshold=0.6)),
+    ("temperature", dict(temperature=1.0, dynatemp_range=0.0)),
+    ("penalties", dict(repeat_penalty=1.0, frequency_penalty=0.0, presence_penalty=0.0)),
+    ("penalties", dict(repeat_penalty=3.0, repeat_last_n=0)),
+    ("dry", dict(dry_multiplier=0.0)), ("dry", dict(dry_multiplier=1.0, dry_base=0.9)),
+    ("dry", dict(dry_multiplier=1.0, dry_penalty_last_n=0)),
+    ("rep_pen", dict(repeat_penalty=1.0)), ("rep_pen_kcpp", dict(repeat_penalty=1.0, presence_penalty=0.0)),
+    ("rep_pen_kcpp", dict(repeat_penalty=2.0, rep_pen_range=0)),
+]
+
+
+@pytest.mark.parametrize("name,kw", NOOPS)
+def test_noop_conditions(name, kw):
+    rng = np.random.default_rng(1)
+    lg = rng.normal(size=(2, 50)).astype(np.float32)
+    hist = [[1, 2, 3, 1, 2, 3, 1, 2], [4, 4, 4]]
+    out = filt(lg, [name], hist, dry_sequence_breakers=[], **kw)
+    np.testing.assert_array_equal(out.numpy(), lg)
+
+
+def test_default_params_chain_matches_hand_computation():
+    rng = np.random.default_rng(2)
+    lg = rng.normal(size=200).astype(np.float64) * 2
+    out = SamplerChain(SamplingParams(), vocab_size=200).filter(torch.tensor(lg[None], dtype=torch.float32))
+    # by hand: top-k 40 -> top-p .95 -> min-p .05 -> temperature .8
+    order = np.argsort(-lg)[:40]
+    p = np.exp(lg[order] - lg[order].max())
+    p /= p.sum()
+    n = int(np.argmax(np.cumsum(p) >= 0.95)) + 1
+    keep = order[:n]
+    keep = keep[lg[keep] >= lg[keep].max() + math.log(0.05)]
+    got = torch.isfinite(out[0]).nonzero().flatten().numpy()
+    assert sorted(got.tolist()) == sorted(keep.tolist())
+    np.testing.assert_allclose(out[0, got].numpy(), lg[got] / 0.8, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- min_keep
+def test_min_keep_top_p_min_p_typical_xtc():
+    lg = np.log([0.7, 0.2, 0.05, 0.05])
+    assert int(torch.isfinite(filt(lg, "p", top_p=0.5, min_keep=3)).sum()) == 3
+    assert int(torch.isfinite(filt(lg, "m", min_p=0.9, min_keep=2)).sum()) == 2
+    assert int(torch.isfinite(filt(lg, "y", typical_p=0.01, min_keep=3)).sum()) == 3
+    # min_p > 1 still keeps the top token; min_keep larger than the set keeps everything
+    assert torch.isfinite(filt(lg, "m", min_p=5.0)).nonzero()[:, 1].tolist() == [0]
+    assert int(torch.isfinite(filt(lg, "p", top_p=0.1, min_keep=10)).sum()) == 4
+
+
+# ---------------------------------------------------------------- ties
+def test_ties_go_to_lower_token_id():
+    lg = [1.0, 2.0, 2.0, 2.0, 0.0]
+    assert torch.isfinite(filt(lg, "k", top_k=2))[0].nonzero().flatten().tolist() == [1, 2]
+    assert torch.isfinite(filt(lg, "t", temperature=0.0))[0].nonzero().flatten().tolist() == [1]
+    ch = SamplerChain(SamplingParams(samplers="", selection="greedy"), vocab_size=5)
+    assert int(ch.sample(torch.tensor([lg]))) == 1
+    # top-p over equal probabilities cuts inside the tie, lower ids first
+    assert torch.isfinite(filt([0.0] * 6, "p", top_p=0.4))[0].nonzero().flatten().tolist() == [0, 1, 2]
+    # XTC keeps the least likely token above the threshold; among equals, the highest id
+    out = filt(np.log([0.3, 0.3, 0.3, 0.1]), "x", xtc_probability=1.0, xtc_threshold=0.2)
+    assert torch.isfinite(out)[0].nonzero().flatten().tolist() == [2, 3]
+
+
+def test_top_k_tie_crossing_window_edge_is_exact():
+    # 100 tokens with the same logit: top-k 3 must pick ids 0, 1, 2 whatever topk returns
+    lg = torch.zeros(1, 100)
+    lg[0, 50] = 1.0
+    out = SamplerChain(SamplingParams(samplers="k", top_k=3), vocab_size=100).filter(lg)
+    assert torch.isfinite(out)[0].nonzero().flatten().tolist() == [0, 1, 50]
+
+
+# ---------------------------------------------------------------- masked entries
+def test_single_candidate_every_sampler():
+    lg = [NEG] * 6 + [0.3] + [NEG] * 3
+    for name in ALL:
+        kw = dict(top_k=3, top_p=0.1, min_p=0.9, typical_p=0.1, tfs_z=0.1, top_a=0.9, top_n_sigma=0.1,
+                  xtc_probability=1.0, xtc_threshold=0.0, temperature=0.5, dynatemp_range=0.4,
+                  repeat_penalty=1.5, frequency_penalty=1.0, dry_multiplier=2.0, dry_sequence_breakers=[])
+        out = filt(lg, [name], [[6, 6, 1, 6, 6]], **kw)
+        assert torch.isfinite(out)[0].nonzero().flatten().tolist() == [6], name
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_allowed=st.integers(1, 30), order_seed=st.integers(0, 1000))
+def test_masked_tokens_never_come_back(seed, n_allowed, order_seed):
+    rng = np.random.default_rng(seed)
+    V = 64
+    lg = rng.normal(size=(3, V)).astype(np.float32) * 3
+    allowed = [rng.choice(V, size=n_allowed, replace=False) for _ in range(3)]
+    mask = np.full((3, V), True)
+    for r, a in enumerate(allowed):
+        mask[r, a] = False
+    lg[mask] = NEG
+    orng = np.random.default_rng(order_seed)
+    order = list(orng.permutation(ALL)[: orng.integers(1, len(ALL))])
+    params = SamplingParams(samplers=order, top_k=int(orng.integers(0, 10)), top_p=float(orng.random()),
+                            min_p=float(orng.random()) * 0.5, typical_p=float(orng.random()),
+                            tfs_z=float(orng.random()), top_a=float(orng.random()),
+                            top_n_sigma=float(orng.random()) * 2, xtc_probability=1.0,
+                            xtc_threshold=float(orng.random()) * 0.5, temperature=float(orng.random()) * 2,
+                            dynatemp_range=float(orng.random()), repeat_penalty=1.3, frequency_penalty=0.5,
+                            presence_penalty=0.5, dry_multiplier=0.8, dry_sequence_breakers=[], seed=seed,
+                            min_keep=int(orng.integers(0, 3)))
+    hist = [rng.integers(0, V, size=20).tolist() for _ in range(3)]
+    ch = SamplerChain(params, vocab_size=V)
+    out = ch.filter(torch.from_numpy(lg.copy()), hist)
+    fin = torch.isfinite(out).numpy()
+    assert not (fin & mask).any()
+    assert fin.any(axis=1).all()
+    toks = ch.sample(torch.from_numpy(lg.copy()), hist)
+    assert all(not mask[r, t] for r, t in enumerate(toks.tolist()))
+    if n_allowed == 1:
+        assert [int(a[0]) for a in allowed] == toks.tolist()
+
+
+def test_all_masked_row_raises():
+    lg = torch.zeros(3, 5)
+    lg[1] = NEG
+    ch = SamplerChain(SamplingParams(), vocab_size=5)
+    with pytest.raises(AllMaskedError) as ei:
+        ch.sample(lg)
+    assert ei.value.rows == [1] and isinstance(ei.value, ValueError)
+    with pytest.raises(AllMaskedError):
+        ch.filter(lg)
+
+
+def test_logit_bias_banning_everything_raises():
+    ch = SamplerChain(SamplingParams(logit_bias={0: NEG, 1: NEG}), vocab_size=3)
+    lg = torch.tensor([[0.0, 1.0, NEG]])
+    with pytest.raises(AllMaskedError) as ei:
+        ch.sample(lg)
+    assert ei.value.stage == "logit_bias"
+
+
+def test_logit_bias_adds_and_bans():
+    ch = SamplerChain(SamplingParams(samplers="", logit_bias={0: 2.5, 2: NEG}), vocab_size=4)
+    out = ch.filter(torch.zeros(1, 4))[0].numpy()
+    np.testing.assert_array_equal(out, [2.5, 0, NEG, 0])
+
+
+def test_operator_all_zero_row_raises():
+    pr = torch.ones(2, 4)
+    pr[0] = 0
+    with pytest.raises(AllMaskedError):
+        sample_from_probs(pr, 2, 0.9, [1, 2])
+
+
+def test_nan_and_posinf_logits_rejected():
+    from samplers import InvalidLogitsError
+    ch = SamplerChain(SamplingParams(), vocab_size=3)
+    with pytest.raises(InvalidLogitsError):
+        ch.sample(torch.tensor([[0.0, float("nan"), 1.0]]))
+    with pytest.raises(InvalidLogitsError):
+        ch.sample(torch.tensor([[0.0, math.inf, 1.0]]))
+    with pytest.raises(InvalidLogitsError):
+        ch.sample(torch.zeros(1, 4))
