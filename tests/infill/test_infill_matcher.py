@@ -1,0 +1,199 @@
+"""Grammar-constrained infill: the middle may end only where the suffix can follow.
+
+Oracles: Python ``re.fullmatch`` for regex grammars, ``json.loads`` and Lark's own Earley parser
+for the JSON grammar, Lark for the C subset; random walks over a small vocabulary with FIM tokens.
+"""
+import json
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from constrained import Grammar, GrammarError, Vocabulary, compile_grammar
+from constrained.bitmask import allocate_token_bitmask, is_allowed, unpack_bitmask
+from constrained.infill import InfillMatcher, detect_fim_tokens
+
+TEXT_TOKENS = [b'{"', b'": ', b", ", b"12", b"}", b"]}", b'"a', b"int ", b"return ", b"();",
+               b"  ", b"\n", b"x = ", b" + ", b"ab", b"true", b"null"]
+SPECIALS = [b"<|endoftext|>", b"<fim_prefix>", b"<fim_middle>", b"<fim_suffix>", b"<fim_pad>"]
+ALL = [bytes([i]) for i in range(256)] + TEXT_TOKENS + SPECIALS
+EOS = len(ALL) - 5
+PAD = len(ALL) - 1
+VOCAB = Vocabulary.from_token_bytes(ALL, eos_token_ids=[EOS], special_token_ids=range(EOS, len(ALL)),
+                                    name="fim-test")
+FIM = detect_fim_tokens(VOCAB)
+
+JSON_LARK = r"""
+?start: value
+?value: object | array | NUMBER | STRING | "true" | "false" | "null"
+array: "[" [value ("," value)*] "]"
+object: "{" [pair ("," pair)*] "}"
+pair: STRING ":" value
+NUMBER: /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/
+STRING: /"([^"\\\x00-\x1f]|\\["\\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/
+%ignore /[ \t\n]+/
+"""
+
+GRAMMARS = Path(__file__).resolve().parents[2] / "grammars"
+
+
+def _mask(m):
+    bm = allocate_token_bitmask(VOCAB.size)
+    m.fill_next_token_bitmask(bm)
+    return bm
+
+
+def _walk(m, rng, steps, full_ok, prefix, suffix, stop_p=0.15):
+    """Random walk over allowed tokens; at each step the end bit must equal ``full_ok``."""
+    middle = b""
+    for _ in range(steps):
+        bm = _mask(m)
+        can_end = is_allowed(bm, EOS)
+        assert can_end == full_ok(prefix + middle + suffix), (prefix, middle, suffix)
+        assert can_end == is_allowed(bm, PAD) == m.is_accepting()
+        allowed = np.nonzero(unpack_bitmask(bm, VOCAB.size))[0].tolist()
+        text = [t for t in allowed if t not in (EOS, PAD)]
+        if can_end and (rng.random() < stop_p or not text):
+            assert m.accept_token(rng.choice([EOS, PAD]))
+            assert m.is_terminated() and not unpack_bitmask(_mask(m), VOCAB.size).any()
+            return middle, True
+        if not text:
+            return middle, False
+        tid = rng.choice(text)
+        assert m.accept_token(tid)
+        middle += ALL[tid]
+    return middle, False
+
+
+def test_fim_tokens_of_the_test_vocabulary():
+    assert FIM.family == "starcoder" and PAD in FIM.end_ids and EOS in FIM.end_ids
+
+
+@pytest.mark.parametrize("pattern,prefix,suffix", [
+    (r'\{"a": \d+, "b": \[(\d+(, \d+)*)?\]\}', b'{"a": 1', b', "b": [2]}'),
+    (r'\{"a": \d+, "b": \[(\d+(, \d+)*)?\]\}', b'{"a": ', b']}'),
+    (r"(ab|x)*c", b"ab", b"xc"),
+    (r"[a-z]+ = [0-9]+;", b"x", b";"),
+])
+def test_regex_end_rule_matches_fullmatch(pattern, prefix, suffix):
+    cg = compile_grammar(Grammar.from_regex(pattern), VOCAB)
+    rng = random.Random(hash((pattern, prefix)) & 0xFFFF)
+    full = lambda text: re.fullmatch(pattern.encode(), text) is not None  # noqa: E731
+    ended = 0
+    for _ in range(25):
+        m = InfillMatcher(cg, prefix, suffix, end_ids=FIM.end_ids)
+        middle, done = _walk(m, rng, 12, full, prefix, suffix)
+        if done:
+            ended += 1
+            assert full(prefix + middle + suffix)
+    assert ended > 0
+
+
+def _lark_ok(parser):
+    def ok(text):
+        try:
+            parser.parse(text.decode("utf-8"))
+            return True
+        except Exception:  # lark errors and UnicodeDecodeError alike: not a sentence
+            return False
+    return ok
+
+
+@pytest.fixture(scope="module")
+def json_compiled():
+    path = GRAMMARS / "json.lark"
+    text = path.read_text() if path.is_file() else JSON_LARK
+    return compile_grammar(Grammar.from_lark(text), VOCAB), text
+
+
+@pytest.mark.parametrize("prefix,suffix", [
+    (b'{"a": [1', b'], "b": 2}'),
+    (b'{"a": ', b'}'),
+    (b'[', b', 3]'),
+    (b'{"k": "v', b'"}'),
+    (b'', b''),
+])
+def test_json_infill_end_rule(json_compiled, prefix, suffix):
+    lark = pytest.importorskip("lark")
+    cg, text = json_compiled
+    parser = lark.Lark(text, parser="earley", lexer="dynamic")
+    lark_ok = _lark_ok(parser)
+
+    def full(data):
+        ok = lark_ok(data)
+        try:
+            json.loads(data)
+            json_ok = True
+        except ValueError:
+            json_ok = False
+        assert ok == json_ok, data
+        return ok
+
+    rng = random.Random(len(prefix) * 31 + len(suffix))
+    for _ in range(12):
+        m = InfillMatcher(cg, prefix, suffix, end_ids=FIM.end_ids)
+        middle, done = _walk(m, rng, 10, full, prefix, suffix, stop_p=0.3)
+        if done:
+            json.loads(prefix + middle + suffix)
+
+
+C_FALLBACK = r"""
+start: func+
+func: "int" NAME "(" ")" "{" stmt* "}"
+stmt: "return" expr ";" | NAME "=" expr ";" | "int" NAME "=" expr ";"
+?expr: term (("+" | "-") term)*
+?term: NAME | NUMBER | NAME "(" ")" | "(" expr ")"
+NAME: /[a-z_][a-z0-9_]*/
+NUMBER: /[0-9]+/
+%ignore /[ \t\n]+/
+"""
+
+
+def test_c_subset_infill_end_rule():
+    lark = pytest.importorskip("lark")
+    path = GRAMMARS / "c_subset.lark"
+    text = path.read_text() if path.is_file() else C_FALLBACK
+    cg = compile_grammar(Grammar.from_lark(text), VOCAB)
+    full = _lark_ok(lark.Lark(text, parser="earley", lexer="dynamic"))
+    prefix = b"int main() {\n  int x = 1;\n  x = "
+    suffix = b";\n  return x;\n}\n"
+    assert full(prefix + b"x + 2" + suffix) and not full(prefix + b"x +" + suffix)
+    rng = random.Random(7)
+    for _ in range(8):
+        m = InfillMatcher(cg, prefix, suffix, end_ids=FIM.end_ids)
+        middle, done = _walk(m, rng, 8, full, prefix, suffix, stop_p=0.4)
+        if done:
+            assert full(prefix + middle + suffix)
+
+
+def test_rollback_forced_bytes_and_errors():
+    cg = compile_grammar(Grammar.from_regex(r"abc(d|ef)ghi"), VOCAB)
+    m = InfillMatcher(cg, b"a", b"ghi", end_ids=[EOS])
+    assert not m.is_accepting()
+    assert m.forced_bytes() == b"bc"  # then a choice
+    assert m.accept_bytes(b"bc") and m.forced_bytes() == b""
+    assert m.accept_token(ord("e"))
+    assert m.forced_bytes() == b"f" and not m.accept_token(EOS)
+    assert m.accept_token(ord("f")) and m.is_accepting()
+    assert not m.accept_token(PAD)  # pad is not an end token here
+    assert m.accept_token(EOS) and m.is_terminated() and not m.accept_token(ord("g"))
+    m.rollback(2)
+    assert not m.is_accepting() and m.forced_bytes() == b"f"
+    m.reset()
+    assert m.middle_steps == 0 and m.forced_bytes() == b"bc"
+    with pytest.raises(ValueError):
+        m.rollback(1)
+    # the suffix may supply forced bytes: with suffix "fghi" the middle can stop after "e"
+    m2 = InfillMatcher(cg, b"abce", b"fghi", end_ids=[EOS])
+    assert m2.is_accepting() and m2.forced_bytes() == b""
+    with pytest.raises(GrammarError, match="prefix"):
+        InfillMatcher(cg, b"zz", b"")
+
+
+def test_default_end_ids_are_eos_only():
+    cg = compile_grammar(Grammar.from_regex(r"[a-z]*"), VOCAB)
+    m = InfillMatcher(cg, "ab", "cd")
+    bm = _mask(m)
+    assert is_allowed(bm, EOS) and not is_allowed(bm, PAD)
