@@ -30,9 +30,25 @@ def _closure(nfa: ByteNFA, seeds, memo: dict[int, frozenset]) -> frozenset:
 def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Subset construction: (transitions int32[n, 256] with -1 dead, accepting bool[n], initial).
 
-    Raises LimitExceededError when more than ``max_states`` subsets appear.
+    Bytes are first grouped into classes no edge distinguishes, so each subset is expanded once
+    per class rather than once per byte. Raises LimitExceededError past ``max_states`` subsets.
     """
+    cuts = sorted({0, 256} | {lo for es in nfa.edges for lo, _, _ in es}
+                  | {hi + 1 for es in nfa.edges for _, hi, _ in es})
+    class_of = np.zeros(256, dtype=np.int64)
+    for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        class_of[a:b] = k
+    n_classes = len(cuts) - 1
+    by_class: list[dict[int, list[int]]] = []
+    for es in nfa.edges:
+        m: dict[int, list[int]] = {}
+        for lo, hi, d in es:
+            for k in range(int(class_of[lo]), int(class_of[hi]) + 1):
+                m.setdefault(k, []).append(d)
+        by_class.append(m)
+
     memo: dict[int, frozenset] = {}
+    targets: dict[frozenset, frozenset] = {}
     start = _closure(nfa, [nfa.start], memo)
     ids = {start: 0}
     order = [start]
@@ -40,26 +56,31 @@ def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, 
     queue = deque([start])
     while queue:
         subset = queue.popleft()
-        row = np.full(256, -1, dtype=np.int32)
-        edges = [e for node in subset for e in nfa.edges[node]]
-        if edges:
-            cuts = sorted({lo for lo, _, _ in edges} | {hi + 1 for _, hi, _ in edges})
-            for a, b in zip(cuts, cuts[1:]):
-                dsts = [d for lo, hi, d in edges if lo <= a and b - 1 <= hi]
-                if not dsts:
-                    continue
-                target = _closure(nfa, dsts, memo)
-                tid = ids.get(target)
-                if tid is None:
-                    tid = ids[target] = len(order)
-                    if tid >= max_states:
-                        raise LimitExceededError(
-                            f"regex DFA exceeds max_states={max_states} states")
-                    order.append(target)
-                    queue.append(target)
-                row[a:b] = tid
-        rows.append(row)
-    trans = np.stack(rows).astype(np.int32)
+        moves: dict[int, set[int]] = {}
+        for node in subset:
+            for k, ds in by_class[node].items():
+                got = moves.get(k)
+                if got is None:
+                    moves[k] = set(ds)
+                else:
+                    got.update(ds)
+        class_row = np.full(n_classes, -1, dtype=np.int32)
+        for k, ds in moves.items():
+            key = frozenset(ds)
+            target = targets.get(key)
+            if target is None:
+                target = targets[key] = _closure(nfa, key, memo)
+            tid = ids.get(target)
+            if tid is None:
+                tid = ids[target] = len(order)
+                if tid >= max_states:
+                    raise LimitExceededError(
+                        f"regex DFA exceeds max_states={max_states} states")
+                order.append(target)
+                queue.append(target)
+            class_row[k] = tid
+        rows.append(class_row)
+    trans = np.stack(rows)[:, class_of].astype(np.int32)
     accepting = np.array([nfa.final in s for s in order], dtype=bool)
     return trans, accepting, 0
 
@@ -88,20 +109,32 @@ def trim(trans: np.ndarray, accepting: np.ndarray, initial: int):
     return out, accepting[live], int(new_id[initial])
 
 
+def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense ids of the distinct rows of a 2-D int array, and how many there are."""
+    order = np.lexsort(rows.T[::-1])
+    srt = rows[order]
+    new = np.ones(len(srt), dtype=bool)
+    new[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    ids = np.cumsum(new) - 1
+    out = np.empty(len(srt), dtype=np.int64)
+    out[order] = ids
+    return out, int(ids[-1]) + 1
+
+
 def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     """Moore partition refinement, then BFS renumbering from the initial state (canonical)."""
     n = len(accepting)
     if n == 0:
         return trans, accepting, initial
+    # bytes no state tells apart are one column
+    _, first_col = np.unique(trans.T, axis=0, return_index=True)
+    cols = trans[:, np.sort(first_col)]
     classes = accepting.astype(np.int64)
     n_classes = len(np.unique(classes))
     while True:
-        succ = np.where(trans >= 0, classes[np.maximum(trans, 0)], -1)
+        succ = np.where(cols >= 0, classes[np.maximum(cols, 0)], -1)
         sig = np.concatenate([classes[:, None], succ], axis=1)
-        _, new = np.unique(sig, axis=0, return_inverse=True)
-        new = new.reshape(-1)
-        k = int(new.max()) + 1
-        classes = new
+        classes, k = _row_ids(sig)
         if k == n_classes:
             break
         n_classes = k
