@@ -159,8 +159,9 @@ class SamplerChain:
         self.batch_size = 0
         self.row_params: list[SamplingParams] = []
         self._groups: list[_Group] = []
-        if self._given is not None:
-            self._setup(len(self._given))
+        # broadcast mode builds one row now (validating parameters against the vocabulary)
+        # and rebuilds for the batch size of the first call
+        self._setup(len(self._given) if self._given is not None else 1)
 
     # ------------------------------------------------------------------ setup
     @property

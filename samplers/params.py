@@ -259,7 +259,10 @@ class SamplingParams:
         if self.kobold_variant not in _KOBOLD_IDS:
             raise InvalidParameterError("kobold_variant",
                                         f"must be 'koboldai' or 'koboldcpp', got {self.kobold_variant!r}")
-        sel = canonical_name(self.selection) if isinstance(self.selection, str) else None
+        try:
+            sel = canonical_name(self.selection) if isinstance(self.selection, str) else None
+        except UnknownSamplerError:
+            sel = None
         if sel not in SELECTION_NAMES:
             raise InvalidParameterError("selection", f"must be one of {SELECTION_NAMES}, got {self.selection!r}")
         s(self, "selection", sel)
