@@ -8,7 +8,8 @@ the same for several start states and returns int32[len(states), n_tokens].
 The text tokens are arranged once per vocabulary into a trie of distinct prefixes (llama3: 275k
 nodes for 839k token bytes), numbered depth by depth so the children of a node are contiguous.
 The walk advances only the children of nodes still alive, one depth at a time: its cost is the
-number of viable prefixes, never the vocabulary size times the token length.
+number of viable prefixes, never the vocabulary size times the token length. The trie is kept
+in the disk cache (keyed by the vocabulary hash) so a new process does not rebuild it.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from ..vocabulary import Vocabulary
 from .byte_dfa import ByteDFA
+from .disk_cache import cache_name, load_arrays, save_arrays
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,39 @@ def _build_trie(vocab: Vocabulary) -> _Trie:
                  child_start, child_count, n_roots, ids, token_node, n_nodes, n)
 
 
+_FIELDS = ("node_byte", "child_start", "child_count", "token_ids", "token_node")
+
+
+def _load_trie(vocab: Vocabulary, name: str) -> _Trie | None:
+    data = load_arrays(name)
+    if data is None or any(f not in data for f in _FIELDS):
+        return None
+    n_nodes = len(data["node_byte"])
+    try:
+        meta = data["meta"].tolist()
+        n_roots, n_tokens = int(meta[0]), int(meta[1])
+    except (KeyError, IndexError, ValueError):
+        return None
+    ok = (n_tokens == vocab.n_tokens and len(data["child_start"]) == n_nodes
+          and len(data["child_count"]) == n_nodes and len(data["token_ids"]) ==
+          len(data["token_node"]) and 0 <= n_roots <= n_nodes)
+    if not ok:
+        return None
+    return _Trie(data["node_byte"], data["child_start"], data["child_count"], n_roots,
+                 data["token_ids"], data["token_node"], n_nodes, n_tokens)
+
+
 def _trie(vocab: Vocabulary) -> _Trie:
+    """The vocabulary's trie: from memory, else from the disk cache, else built (and saved)."""
     t = _TRIES.get(vocab)
     if t is None:
-        t = _TRIES[vocab] = _build_trie(vocab)
+        name = cache_name("tokentrie", "v1", vocab.hash)
+        t = _load_trie(vocab, name)
+        if t is None:
+            t = _build_trie(vocab)
+            save_arrays(name, {**{f: getattr(t, f) for f in _FIELDS},
+                               "meta": np.array([t.n_roots, t.n_tokens], dtype=np.int64)})
+        _TRIES[vocab] = t
     return t
 
 
