@@ -68,6 +68,11 @@ class Lexer:
                                  if s >= 0 and d.accepting[s]))
         self.accepting_terms: list[frozenset[int]] = acc
         self.acc_any = np.array([bool(a) for a in acc], dtype=bool)
+        # states with the same accepted terminal set end a lexeme alike: one class each
+        classes: dict[frozenset, int] = {}
+        self.acc_class = np.array([classes.setdefault(a, len(classes)) for a in acc],
+                                  dtype=np.int32)
+        self.class_terms: list[frozenset[int]] = list(classes)
         self.acc_list: list[bool] = self.acc_any.tolist()
         self.initial = 0
 

@@ -5,7 +5,8 @@ state), into tokens that stay inside the current lexeme (allowed: the lexer is s
 tokens that end the lexeme at some byte, grouped by the lexer state there. Only those groups
 touch the parser: the column advances over the group's terminals and the token remainders are
 walked from the new lexeme start, again vectorized and cached by the walk's path, recursing for
-tokens that span several lexemes (``"},{"``). What each group contributes depends only on the
+tokens that span several lexemes (``"},{"``); those later walks are lookups in a per-candidate-set
+table of every token remainder read from an empty lexeme (token_tables.SuffixTable). What each group contributes depends only on the
 interned column it reaches, so contributions are memoized by (path, column id), and whole masks
 by (column id, q). Every cache is a bounded LRU.
 """
@@ -20,29 +21,54 @@ from ..vocabulary import Vocabulary
 from .earley import Column
 from .lru import LRUCache
 from .runtime import Runtime, State
-from .token_tables import VocabIndex, WalkResult, vocab_index, walk_lexer
+from .token_tables import OK, VocabIndex, suffix_table, vocab_index, walk_lexer
 
-_EMPTY = np.zeros(0, dtype=np.int32)
+# below this many remainders, stepping them in Python beats array work
+_FEW = 32
+# ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
+_PACK = 512
+
+
+class _Node:
+    """What one walk found, for a given edge (how its remainders were reached) and lexer."""
+
+    __slots__ = ("words", "ids", "children")
+
+    def __init__(self, ok: np.ndarray, children: tuple, size: int) -> None:
+        if len(ok) > _PACK:
+            self.words = token_ids_to_bitmask(ok, size)
+            self.words.setflags(write=False)
+            self.ids = None
+        else:
+            self.words = None
+            self.ids = ok
+        self.children = children   # ((terminal set, child edge, pairs), ...)
 
 
 class MaskEngine:
-    """Computes and memoizes packed masks (int32 words over ``vocab.size``)."""
+    """Computes and memoizes packed masks (int32 words over ``vocab.size``).
+
+    The walk below an edge depends only on the candidate set of the column it starts at, so
+    walks are cached by (edge, candidates); the parser is consulted only to advance columns.
+    """
 
     def __init__(self, runtime: Runtime, vocab: Vocabulary, *, mask_cache_size: int = 2048,
-                 table_cache_size: int = 4096) -> None:
+                 table_cache_size: int = 65536, suffix_tables: int = 32,
+                 few: int = _FEW) -> None:
         self.runtime = runtime
         self.vocab = vocab
         self.words = bitmask_words(vocab.size)
         self.index: VocabIndex = vocab_index(vocab)
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
+        self.few = few
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
-        self._roots = LRUCache(table_cache_size)         # (candidates, q) -> (words, walk, node)
-        self._walks = LRUCache(table_cache_size)         # node -> WalkResult
-        self._contrib = LRUCache(table_cache_size * 4)   # (node, col.id) -> token ids
+        self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
+        self._suffix = LRUCache(suffix_tables)           # candidates -> SuffixTable
+        self._flat = self.index.flat.tobytes()
         self._node_ids: dict[tuple, int] = {}
         self._next_node = itertools.count(1)
 
-    def _node(self, key: tuple) -> int:
+    def _edge(self, key: tuple) -> int:
         nid = self._node_ids.get(key)
         if nid is None:
             if len(self._node_ids) > 1_000_000:
@@ -61,52 +87,96 @@ class MaskEngine:
         out.setflags(write=False)
         return self._masks.put(key, out)
 
-    def _root(self, col: Column, q: int) -> tuple:
-        rkey = (col.candidates, q)
-        root = self._roots.get(rkey)
-        if root is None:
-            lex = self.runtime.lexer(col.candidates)
-            ids = self.index.text_ids
-            walk = walk_lexer(lex, self.index, ids, np.zeros(len(ids), np.int32), q)
-            words = token_ids_to_bitmask(walk.ok, self.vocab.size)
-            words.setflags(write=False)
-            root = self._roots.put(rkey, (words, walk, self._node(rkey)))
-        return root
-
     def _compute(self, col: Column, q: int) -> np.ndarray:
-        words, walk, node = self._root(col, q)
-        out = words.copy()
-        lex = self.runtime.lexer(col.candidates)
-        parts = []
-        for qk, toks, offs in walk.groups:
-            nxt = col.advance(lex.accepting_terms[qk])
-            if nxt is not None:
-                parts.append(self._contribution(self._node((node, qk)), nxt, toks, offs))
-        if parts:
-            ids = np.concatenate(parts)
-            if len(ids):
-                set_bits(out, ids)
+        out = np.zeros(self.words, dtype=np.int32)
+        ids: list[np.ndarray] = []
+        root = self._root(col.candidates, q)
+        self._collect(root, col, out, ids)
+        if ids:
+            allids = np.concatenate(ids)
+            if len(allids):
+                set_bits(out, allids)
         if self.runtime.is_accepting((col, q)):
             set_bits(out, self.eos_ids)
         return out
 
-    def _contribution(self, edge: int, col: Column, toks: np.ndarray,
-                      offs: np.ndarray) -> np.ndarray:
-        """Ids of the tokens whose remainders ``toks[offs:]`` are viable from a new lexeme."""
-        ckey = (edge, col.id)
-        ids = self._contrib.get(ckey)
-        if ids is not None:
-            return ids
-        wkey = self._node((edge, col.candidates))
-        walk: WalkResult | None = self._walks.get(wkey)
-        if walk is None:
-            lex = self.runtime.lexer(col.candidates)
-            walk = self._walks.put(wkey, walk_lexer(lex, self.index, toks, offs, 0))
-        lex = self.runtime.lexer(col.candidates)
-        parts = [walk.ok]
-        for qk, t2, o2 in walk.groups:
-            nxt = col.advance(lex.accepting_terms[qk])
+    def _collect(self, node: _Node, col: Column, out: np.ndarray, ids: list) -> None:
+        if node.words is not None:
+            np.bitwise_or(out, node.words, out=out)
+        elif len(node.ids):
+            ids.append(node.ids)
+        for terms, edge, pairs in node.children:
+            nxt = col.advance(terms)
             if nxt is not None:
-                parts.append(self._contribution(self._node((wkey, qk)), nxt, t2, o2))
-        ids = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        return self._contrib.put(ckey, ids)
+                self._collect(self._child(edge, nxt.candidates, pairs), nxt, out, ids)
+
+    # walks ---------------------------------------------------------------------------------
+    def _root(self, candidates: frozenset, q: int) -> _Node:
+        """Every text token read from lexer state ``q``."""
+        key = (-1, candidates, q)
+        node = self._nodes.get(key)
+        if node is None:
+            lex = self.runtime.lexer(candidates)
+            ids = self.index.text_ids
+            walk = walk_lexer(lex, self.index, ids, np.zeros(len(ids), np.int32), q)
+            edge = self._edge(key)
+            by_class: dict[int, list] = {}
+            for qk, t, o in walk.groups:
+                by_class.setdefault(int(lex.acc_class[qk]), []).append(self.index.start[t] + o)
+            children = tuple((lex.class_terms[c], self._edge((edge, c)), np.concatenate(p))
+                             for c, p in sorted(by_class.items()))
+            node = self._nodes.put(key, _Node(walk.ok, children, self.vocab.size))
+        return node
+
+    def _child(self, edge: int, candidates: frozenset, pairs: np.ndarray) -> _Node:
+        """The remainders ``pairs`` read from an empty lexeme of ``candidates``."""
+        key = (edge, candidates)
+        node = self._nodes.get(key)
+        if node is None:
+            lex = self.runtime.lexer(candidates)
+            if len(pairs) <= self.few:
+                ok, groups = self._walk_few(lex, pairs)
+            else:
+                ok, groups = self._walk_table(lex, candidates, pairs)
+            sub = self._edge(key)
+            children = tuple((lex.class_terms[c], self._edge((sub, c)), p) for c, p in groups)
+            node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
+        return node
+
+    def _walk_table(self, lex, candidates: frozenset, pairs: np.ndarray) -> tuple:
+        tab = self._suffix.get(candidates)
+        if tab is None:
+            tab = self._suffix.put(candidates, suffix_table(lex, self.index))
+        nxt = tab.next[pairs]
+        ok = self.index.tok_of[pairs[nxt == OK]]
+        cross = nxt >= 0
+        groups = []
+        if cross.any():
+            p2 = nxt[cross]
+            cls = lex.acc_class[tab.state[pairs[cross]]]
+            order = np.argsort(cls, kind="stable")
+            cls, p2 = cls[order], p2[order]
+            bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
+            for chunk_c, chunk_p in zip(np.split(cls, bounds), np.split(p2, bounds)):
+                groups.append((int(chunk_c[0]), chunk_p))
+        return ok, groups
+
+    def _walk_few(self, lex, pairs: np.ndarray) -> tuple:
+        rows, acc, acc_class = lex.rows, lex.acc_list, lex.acc_class
+        flat, tok_of, end_of = self._flat, self.index.tok_of, self.index.end_of
+        ok: list[int] = []
+        groups: dict[int, list[int]] = {}
+        for p in pairs.tolist():
+            q, end = 0, int(end_of[p])
+            while p < end:
+                nq = rows[q][flat[p]]
+                if nq < 0:
+                    if acc[q]:
+                        groups.setdefault(int(acc_class[q]), []).append(p)
+                    break
+                q = nq
+                p += 1
+            else:
+                ok.append(int(tok_of[p - 1]))
+        return (np.array(ok, dtype=np.int32),
+                [(c, np.array(v, dtype=np.int32)) for c, v in sorted(groups.items())])

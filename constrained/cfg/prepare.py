@@ -4,6 +4,7 @@ A ``Grammar`` (rules over regular terminals) becomes a ``PreparedGrammar``:
 
 - terminals ``0 .. n_terminals-1`` with a trimmed byte DFA each (ignore terminals included);
   nonterminals follow (``n_terminals ..``); alternative 0 is the augmented ``$start -> start``;
+- tail recursion (``X: a X | b``) becomes left recursion with the same language;
 - lexemes are never empty: a terminal whose pattern matches the empty string is replaced in the
   rules by an optional symbol (``T`` or nothing) and its DFA no longer accepts the empty string;
 - unproductive alternatives (deriving no text) and unreachable rules are dropped; a grammar whose
@@ -64,6 +65,30 @@ def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
         raise LimitExceededError(f"terminal {name}: {exc}") from None
 
 
+def _left_recursive_tails(rules: dict[str, list[tuple[str, ...]]]) -> None:
+    """Rewrite tail recursion ``X: a X | b`` into ``X: R b``, ``R: R a | <empty>`` in place.
+
+    Both derive the same terminal strings, and only the language matters to a recognizer (which
+    terminals may come next, whether the text is complete), but Earley needs time and items
+    proportional to the repetition count for every step of right recursion, and no two columns
+    of such a repetition are equal, so nothing could be memoized across positions. Only rules
+    where ``X`` occurs nowhere but at the end of its own alternatives are rewritten.
+    """
+    for name in list(rules):
+        alts = rules[name]
+        tails = [a[:-1] for a in alts if a and a[-1] == name and len(a) > 1]
+        bases = [a for a in alts if not (a and a[-1] == name)]
+        if not tails or not bases:
+            continue
+        if any(name in a for a in tails) or any(name in a for a in bases):
+            continue
+        rep = f"{name}@rep"
+        while rep in rules:
+            rep += "'"
+        rules[rep] = [()] + [(rep,) + a for a in tails]
+        rules[name] = [(rep,) + b for b in bases]
+
+
 def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
                     max_dfa_states: int = 10_000) -> PreparedGrammar:
     """Number, lower and trim ``grammar`` (see the module docstring)."""
@@ -115,6 +140,8 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
         for alts in str_rules.values():
             alts[:] = [tuple(opt if s == name else s for s in alt) for alt in alts]
         str_rules[opt] = [(name,), ()]
+
+    _left_recursive_tails(str_rules)
 
     # productive symbols
     productive = {n for n in term_names if dfas[n].initial >= 0}

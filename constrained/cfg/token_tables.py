@@ -25,11 +25,20 @@ from .lexer import Lexer
 
 @dataclass(frozen=True)
 class VocabIndex:
-    """Arrays every walk reads: byte matrix, lengths, and the text tokens."""
+    """Arrays every walk reads.
+
+    A *pair* is a position in ``flat``, the concatenation of every token's bytes: it names a
+    token and an offset inside it (``tok_of[p]``, ``p - start[tok]``), so a token remainder is one
+    int32 and the next remainder after reading one byte is ``p + 1``.
+    """
 
     bytes: np.ndarray      # uint8[n_tokens, width + 1] (a zero column past the longest token)
     lengths: np.ndarray    # int32[n_tokens]
     text_ids: np.ndarray   # int32: tokens that carry text (no special, no empty)
+    flat: np.ndarray       # uint8[total bytes]
+    start: np.ndarray      # int32[n_tokens]: first pair of each token
+    tok_of: np.ndarray     # int32[total bytes]: token of each pair
+    end_of: np.ndarray     # int32[total bytes]: one past the last pair of the pair's token
 
 
 _INDEX: "weakref.WeakKeyDictionary[Vocabulary, VocabIndex]" = weakref.WeakKeyDictionary()
@@ -43,7 +52,12 @@ def vocab_index(vocab: Vocabulary) -> VocabIndex:
         padded = np.zeros((bm.shape[0], bm.shape[1] + 1), dtype=np.uint8)
         padded[:, :bm.shape[1]] = bm
         text = np.nonzero(vocab.text_token_mask[:vocab.n_tokens])[0].astype(np.int32)
-        idx = VocabIndex(padded, vocab.token_lengths.astype(np.int32), text)
+        lengths = vocab.token_lengths.astype(np.int32)
+        flat = np.frombuffer(b"".join(vocab.token_bytes), dtype=np.uint8)
+        start = (np.cumsum(lengths) - lengths).astype(np.int32)
+        tok_of = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
+        end_of = (start + lengths)[tok_of].astype(np.int32)
+        idx = VocabIndex(padded, lengths, text, flat, start, tok_of, end_of)
         _INDEX[vocab] = idx
     return idx
 
@@ -99,3 +113,55 @@ def walk_lexer(lexer: Lexer, index: VocabIndex, tokens: np.ndarray, offsets: np.
         for t, o, s in zip(np.split(ct, bounds), np.split(co, bounds), np.split(cs, bounds)):
             groups.append((int(s[0]), t, o))
     return WalkResult(ok, tuple(groups))
+
+
+OK = -2     # suffix table: the remainder stays inside the lexeme to the token's end
+DEAD = -1   # suffix table: the remainder is not viable
+
+
+@dataclass(frozen=True)
+class SuffixTable:
+    """Every token remainder (pair) read from a lexer's empty lexeme, precomputed.
+
+    ``next[p]`` is OK, DEAD, or the pair where the next lexeme starts, the lexeme read from
+    ``p`` being complete in lexer state ``state[p]``. One table per candidate set serves every
+    multi-lexeme token at every position with plain array indexing.
+    """
+
+    next: np.ndarray    # int32[n_pairs]
+    state: np.ndarray   # int32[n_pairs]
+
+
+def suffix_table(lexer: Lexer, index: VocabIndex) -> SuffixTable:
+    """Walk every pair of the vocabulary from ``lexer``'s empty lexeme (vectorized)."""
+    n = len(index.flat)
+    nxt = np.full(n, DEAD, dtype=np.int32)
+    state = np.zeros(n, dtype=np.int32)
+    trans, acc_any, flat, end_of = lexer.trans, lexer.acc_any, index.flat, index.end_of
+    orig = np.arange(n, dtype=np.int32)
+    st = trans[0, flat]
+    live = st >= 0
+    orig, st = orig[live], st[live]
+    p = orig + 1
+    while len(p):
+        done = p >= end_of[orig]
+        if done.any():
+            nxt[orig[done]] = OK
+            keep = ~done
+            orig, st, p = orig[keep], st[keep], p[keep]
+            if not len(p):
+                break
+        n2 = trans[st, flat[p]]
+        dead = n2 < 0
+        if dead.any():
+            ends = dead & acc_any[st]
+            if ends.any():
+                nxt[orig[ends]] = p[ends]
+                state[orig[ends]] = st[ends]
+            keep = ~dead
+            orig, n2, p = orig[keep], n2[keep], p[keep]
+        st = n2
+        p = p + 1
+    nxt.setflags(write=False)
+    state.setflags(write=False)
+    return SuffixTable(nxt, state)
