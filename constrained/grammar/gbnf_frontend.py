@@ -226,13 +226,14 @@ class _GbnfParser:
         while self.peek() != "]":
             if not self.peek():
                 raise self.error("unterminated character class", start)
+            item_start = self.i
             lo = self.char()
             hi = lo
             if self.peek() == "-" and self.peek(1) not in ("]", ""):
                 self.i += 1
                 hi = self.char()
                 if ord(hi) < ord(lo):
-                    raise self.error(f"character range {lo!r}-{hi!r} is reversed")
+                    raise self.error(f"character range {lo!r}-{hi!r} is reversed", item_start)
             ranges.append((ord(lo), ord(hi)))
         self.i += 1
         if not ranges:
@@ -241,6 +242,7 @@ class _GbnfParser:
 
     def quantifier(self) -> tuple[int, int | None]:
         c = self.peek()
+        start = self.i
         self.i += 1
         if c == "*":
             return 0, None
@@ -266,7 +268,7 @@ class _GbnfParser:
             raise self.error("expecting '}'")
         self.i += 1
         if hi is not None and hi < lo:
-            raise self.error(f"repetition bounds {{{lo},{hi}}} are reversed")
+            raise self.error(f"repetition bounds {{{lo},{hi}}} are reversed", start)
         return lo, hi
 
     def integer(self) -> int:
