@@ -51,5 +51,17 @@ class DeadEndError(ConstrainedError, RuntimeError):
     """A matcher has no allowed token: the grammar cannot continue from the current state."""
 
 
+class UnsupportedSchemaError(GrammarError):
+    """A JSON Schema uses a keyword or value the converter cannot enforce exactly.
+
+    ``pointer`` is the JSON pointer of the keyword; ``keyword`` names it.
+    """
+
+    def __init__(self, message: str, *, pointer: str | None = None,
+                 keyword: str | None = None) -> None:
+        self.keyword = keyword
+        super().__init__(message, pointer=pointer)
+
+
 class GrammarFileError(GrammarError, FileNotFoundError):
     """A grammar file is missing or has an extension no front-end reads."""

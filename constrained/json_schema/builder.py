@@ -1,0 +1,77 @@
+"""Collects rules and terminals while a schema is converted; shares identical ones."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import LimitExceededError
+from ..grammar._grammar import Terminal
+
+
+@dataclass(frozen=True)
+class Regular:
+    """A value that is one regular language (becomes one terminal, merges in unions)."""
+
+    pattern: str
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A value that is a rule (objects, arrays, references)."""
+
+    name: str
+
+
+Piece = Regular | Symbol | None  # None: no instance at all
+
+
+class GrammarBuilder:
+    """Rules (name -> alternatives) and terminals (deduplicated by pattern)."""
+
+    def __init__(self, max_rules: int) -> None:
+        self.rules: dict[str, tuple[tuple[str, ...], ...]] = {}
+        self.terminals: dict[str, Terminal] = {}
+        self._by_pattern: dict[str, str] = {}
+        self._by_alts: dict[tuple, str] = {}
+        self._count = 0
+        self._max_rules = max_rules
+
+    def terminal(self, pattern: str, hint: str = "T") -> str:
+        name = self._by_pattern.get(pattern)
+        if name is None:
+            name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
+            self.terminals[name] = Terminal(name, pattern)
+            self._by_pattern[pattern] = name
+        return name
+
+    def reserve(self, hint: str) -> str:
+        self._count += 1
+        if self._count > self._max_rules:
+            raise LimitExceededError(f"grammar exceeds {self._max_rules} rules (max_rules)")
+        return f"{hint}_{self._count}"
+
+    def define(self, name: str, alts) -> str:
+        self.rules[name] = tuple(tuple(a) for a in alts)
+        return name
+
+    def rule(self, alts, hint: str = "r") -> str:
+        """A rule with these alternatives; an identical existing rule is reused."""
+        key = tuple(tuple(a) for a in alts)
+        name = self._by_alts.get(key)
+        if name is None:
+            name = self.define(self.reserve(hint), key)
+            self._by_alts[key] = name
+        return name
+
+    def symbol(self, piece: Piece, hint: str = "T") -> str:
+        """The grammar symbol standing for a piece (a terminal for a regular piece)."""
+        if isinstance(piece, Regular):
+            return self.terminal(piece.pattern, hint)
+        if isinstance(piece, Symbol):
+            return piece.name
+        return self.never()
+
+    def never(self) -> str:
+        """A rule with no sentences (used where a schema admits no instance)."""
+        if "never" not in self.rules:
+            self.rules["never"] = (("never",),)
+        return "never"

@@ -1,0 +1,174 @@
+"""allOf: merging two schemas into one that accepts exactly what both accept.
+
+Keywords combine by their meaning (types intersect, bounds tighten, required lists unite,
+properties merge per name, enum values intersect). A combination that has no exact merged
+form raises UnsupportedSchemaError with the pointer of the allOf.
+"""
+from __future__ import annotations
+
+from ..errors import UnsupportedSchemaError
+
+_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
+_MAXIMA = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
+_MINIMA = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
+_SAME = ("pattern", "format", "multipleOf", "uniqueItems", "propertyNames", "contains",
+         "not", "if", "then", "else", "dependentSchemas", "dependencies", "unevaluatedProperties",
+         "unevaluatedItems", "minContains", "maxContains", "$dynamicRef", "dependentRequired")
+ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id", "id",
+                         "$comment", "readOnly", "writeOnly", "deprecated", "$defs",
+                         "definitions", "contentEncoding", "contentMediaType", "contentSchema",
+                         "$anchor", "$dynamicAnchor", "$vocabulary", "example",
+                         "__merged__"})
+
+
+def type_set(schema: dict) -> set[str] | None:
+    """The types a schema's "type" keyword allows (integer included by number), None if any."""
+    t = schema.get("type")
+    if t is None:
+        return None
+    ts = set([t] if isinstance(t, str) else t)
+    if "number" in ts:
+        ts.add("integer")
+    return ts
+
+
+def merge(a, b, pointer: str):
+    """Schema accepting exactly the instances both ``a`` and ``b`` accept (no $ref at top)."""
+    if a is True or a == {}:
+        return b
+    if b is True or b == {}:
+        return a
+    if a is False or b is False:
+        return False
+    out = dict(a)
+    tuple_form = _has_prefix(a) or _has_prefix(b)
+    if tuple_form:
+        _merge_arrays(out, a, b)
+    for key, bv in b.items():
+        if tuple_form and key in ("items", "prefixItems", "additionalItems"):
+            continue
+        if key in ANNOTATIONS:
+            out.setdefault(key, bv)
+            continue
+        if key not in out:
+            out[key] = bv
+            continue
+        av = out[key]
+        if av == bv:
+            continue
+        if key == "const" and not _json_eq(av, bv):
+            return False
+        out[key] = _merge_key(key, av, bv, a, b, pointer)
+    _merge_properties(out, a, b, pointer)
+    out["__merged__"] = True
+    return out
+
+
+def _has_prefix(s: dict) -> bool:
+    return bool(s.get("prefixItems")) or isinstance(s.get("items"), list)
+
+
+def _array_parts(s: dict):
+    items = s.get("items", True)
+    if isinstance(items, list):
+        return items, s.get("additionalItems", True)
+    return s.get("prefixItems", []), items
+
+
+def _both(x, y):
+    return y if x is True or x == {} else x if y is True or y == {} else {"allOf": [x, y]}
+
+
+def _merge_arrays(out: dict, a: dict, b: dict) -> None:
+    """Positional items of both sides, each position under both schemas."""
+    pa, ra = _array_parts(a)
+    pb, rb = _array_parts(b)
+    n = max(len(pa), len(pb))
+    out["prefixItems"] = [_both(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb)
+                          for i in range(n)]
+    out["items"] = _both(ra, rb)
+    out.pop("additionalItems", None)
+
+
+def _merge_key(key, av, bv, a, b, pointer):
+    if key == "type":
+        ta, tb = type_set(a), type_set(b)
+        both = [t for t in _TYPES if t in ta and t in tb]
+        if "integer" in both and "number" in both:
+            both.remove("integer")
+        return both
+    if key in _MAXIMA and _num(av) and _num(bv):
+        return min(av, bv)
+    if key in _MINIMA and _num(av) and _num(bv):
+        return max(av, bv)
+    if key == "required":
+        return list(dict.fromkeys(list(av) + list(bv)))
+    if key == "enum":
+        return [v for v in av if any(_json_eq(v, w) for w in bv)]
+    if key in ("additionalProperties", "items", "additionalItems"):
+        if isinstance(av, list) or isinstance(bv, list):
+            raise UnsupportedSchemaError("allOf with two array-form items cannot be merged",
+                                         pointer=pointer, keyword="allOf")
+        return {"allOf": [av, bv]}
+    if key in ("anyOf", "oneOf"):
+        if len(av) * len(bv) > 64:
+            raise UnsupportedSchemaError(f"allOf of two {key} lists is too large to expand",
+                                         pointer=pointer, keyword="allOf")
+        return [{"allOf": [x, y]} for x in av for y in bv]
+    if key == "allOf":
+        return list(av) + list(bv)
+    if key in ("properties", "patternProperties"):
+        return av  # combined in _merge_properties
+    if key == "prefixItems":
+        if len(av) != len(bv):
+            raise UnsupportedSchemaError("allOf of prefixItems of different lengths",
+                                         pointer=pointer, keyword="allOf")
+        return [{"allOf": [x, y]} for x, y in zip(av, bv)]
+    if key in _SAME or key not in _KNOWN_MERGEABLE:
+        if key in _SAME:
+            raise UnsupportedSchemaError(f"allOf combines two different {key!r} values",
+                                         pointer=pointer, keyword="allOf")
+        return av  # unknown keyword: an annotation
+    return av
+
+
+_KNOWN_MERGEABLE = frozenset(_MAXIMA + _MINIMA + ("type", "required", "enum", "const",
+                                                  "additionalProperties", "items", "allOf",
+                                                  "additionalItems", "anyOf", "oneOf",
+                                                  "properties", "patternProperties",
+                                                  "prefixItems"))
+
+
+def _merge_properties(out: dict, a: dict, b: dict, pointer: str) -> None:
+    pa, pb = a.get("properties", {}), b.get("properties", {})
+    if not pa and not pb:
+        return
+    if a.get("patternProperties") and b.get("patternProperties") \
+            and a["patternProperties"] != b["patternProperties"]:
+        raise UnsupportedSchemaError("allOf combines two patternProperties",
+                                     pointer=pointer, keyword="allOf")
+    props = {}
+    for name in list(pa) + [n for n in pb if n not in pa]:
+        sa = pa[name] if name in pa else _other(a, name, pointer)
+        sb = pb[name] if name in pb else _other(b, name, pointer)
+        props[name] = sa if sb is True else sb if sa is True else {"allOf": [sa, sb]}
+    out["properties"] = props
+
+
+def _other(schema: dict, name: str, pointer: str):
+    """What ``schema`` says about property ``name`` it does not declare."""
+    if schema.get("patternProperties"):
+        raise UnsupportedSchemaError("allOf of properties with patternProperties on the other side",
+                                     pointer=pointer, keyword="allOf")
+    ap = schema.get("additionalProperties", True)
+    return True if ap == {} else ap
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _json_eq(x, y) -> bool:
+    if isinstance(x, bool) or isinstance(y, bool):
+        return type(x) is type(y) and x == y
+    return x == y

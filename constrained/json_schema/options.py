@@ -1,0 +1,48 @@
+"""Options of the JSON Schema converter."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WHITESPACE_MODES = ("flexible", "compact", "indented")
+
+
+@dataclass(frozen=True)
+class SchemaOptions:
+    """How schemas become grammars.
+
+    whitespace: "flexible" (default) allows up to ``max_whitespace`` consecutive whitespace
+        characters around punctuation, so json.dumps output and pretty-printed JSON both fit;
+        "compact" allows none (the separators are exact: ``separators`` or "," and ":");
+        "indented" is exactly json.dumps(value, indent=indent) (nesting up to ``max_depth``).
+    separators: (item separator, key separator) for "compact", e.g. (", ", ": ").
+    strict_properties: treat a missing additionalProperties as false (the standard says true).
+    lenient: drop keywords that cannot be enforced instead of raising; they are listed on the
+        result's ``dropped`` as (JSON pointer, keyword).
+    max_string_length: maxLength above this is tightened to it (outputs still validate; longer
+        strings are not produced), keeping string terminals small.
+    max_repeat: largest minItems/maxItems expanded into rules; beyond it LimitExceededError.
+    max_rules: grammar size limit; beyond it LimitExceededError.
+    Properties are produced in schema order; additional properties may appear between them.
+    """
+
+    whitespace: str = "flexible"
+    max_whitespace: int = 32
+    indent: int = 2
+    max_depth: int = 24
+    separators: tuple[str, str] | None = None
+    strict_properties: bool = False
+    lenient: bool = False
+    max_string_length: int = 1024
+    max_repeat: int = 2000
+    max_rules: int = 200_000
+
+    def __post_init__(self) -> None:
+        if self.whitespace not in WHITESPACE_MODES:
+            raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, not {self.whitespace!r}")
+        if self.max_whitespace < 1 or self.indent < 0 or self.max_depth < 1:
+            raise ValueError("max_whitespace and max_depth must be >= 1, indent >= 0")
+        if self.separators is not None:
+            item, key = self.separators
+            if item.strip() != "," or key.strip() != ":":
+                raise ValueError(f"separators must be a comma and a colon with optional spaces: "
+                                 f"{self.separators!r}")

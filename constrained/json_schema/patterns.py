@@ -1,0 +1,148 @@
+"""JSON Schema ``pattern`` (ECMA-262 regex, unanchored search) -> regex over encoded JSON text.
+
+The pattern is parsed with Python's regex parser and re-emitted with every character set
+replaced by the regex of its JSON encodings (chars.json_char), so the terminal matches the
+encoded string exactly when the decoded string matches the pattern. ECMA meanings are used
+for ``\\d``, ``\\w``, ``\\s`` and ``.``. Backreferences, lookaround and anchors inside the pattern
+are refused.
+"""
+from __future__ import annotations
+
+import re
+import re._constants as C  # type: ignore[import-not-found]
+import re._parser as P  # type: ignore[import-not-found]
+
+from . import chars
+
+_DIGIT = ((0x30, 0x39),)
+_WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+_SPACE = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+          (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
+          (0xFEFF, 0xFEFF))
+_NEWLINES = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
+_CATEGORIES = {C.CATEGORY_DIGIT: (_DIGIT, False), C.CATEGORY_NOT_DIGIT: (_DIGIT, True),
+               C.CATEGORY_WORD: (_WORD, False), C.CATEGORY_NOT_WORD: (_WORD, True),
+               C.CATEGORY_SPACE: (_SPACE, False), C.CATEGORY_NOT_SPACE: (_SPACE, True)}
+
+
+class PatternError(ValueError):
+    """The pattern uses a construct that cannot become a regular terminal."""
+
+
+def parse(pattern: str):
+    """Parse an ECMA pattern with Python's parser (named groups rewritten); PatternError if not."""
+    text = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
+    try:
+        tree = P.parse(text)
+    except (re.error, OverflowError, RecursionError) as e:
+        raise PatternError(f"cannot parse pattern {pattern!r}: {e}") from None
+    if tree.state.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE):
+        raise PatternError(f"inline flags are not supported in pattern {pattern!r}")
+    return tree
+
+
+def width(pattern: str) -> tuple[int, int | None]:
+    """Min and max decoded length of the strings the (anchored) pattern matches."""
+    lo, hi = parse(pattern).getwidth()
+    return lo, (None if hi >= C.MAXREPEAT else hi)
+
+
+def is_anchored(pattern: str) -> bool:
+    """True when the pattern is ^...$ as a whole, so its match is the whole string."""
+    items = list(parse(pattern))
+    return (len(items) >= 2 and items[0] == (C.AT, C.AT_BEGINNING)
+            and items[-1][0] == C.AT and items[-1][1] in (C.AT_END, C.AT_END_STRING))
+
+
+def pattern_body(pattern: str) -> str:
+    """Regex over encoded string content whose decoded text contains a match of ``pattern``."""
+    tree = parse(pattern)
+    items = list(tree)
+    branches = [items]
+    if len(items) == 1 and items[0][0] == C.BRANCH:
+        branches = [list(b) for b in items[0][1][1]]
+    out = []
+    for seq in branches:
+        seq = list(seq)
+        start = bool(seq) and seq[0][0] == C.AT and seq[0][1] in (C.AT_BEGINNING,
+                                                                   C.AT_BEGINNING_STRING)
+        if start:
+            seq = seq[1:]
+        end = bool(seq) and seq[-1][0] == C.AT and seq[-1][1] in (C.AT_END, C.AT_END_STRING)
+        if end:
+            seq = seq[:-1]
+        body = _seq(seq)
+        if body is None:
+            continue
+        out.append(("" if start else chars.ANY_CHAR + "*") + body
+                   + ("" if end else chars.ANY_CHAR + "*"))
+    if not out:
+        raise PatternError(f"pattern {pattern!r} matches no string")
+    return out[0] if len(out) == 1 else "(?:" + "|".join(out) + ")"
+
+
+def _seq(items) -> str | None:
+    parts = []
+    for op, av in items:
+        r = _node(op, av)
+        if r is None:
+            return None
+        parts.append(r)
+    return "".join(parts)
+
+
+def _node(op, av) -> str | None:
+    if op == C.LITERAL:
+        return _wrap(chars.json_char(((av, av),)))
+    if op == C.NOT_LITERAL:
+        return _wrap(chars.json_char(chars.complement(((av, av),))))
+    if op == C.ANY:
+        return _wrap(chars.json_char(chars.complement(_NEWLINES)))
+    if op == C.IN:
+        return _wrap(chars.json_char(_class(av)))
+    if op == C.SUBPATTERN:
+        body = _seq(av[-1])
+        return None if body is None else f"(?:{body})"
+    if op == C.ATOMIC_GROUP:
+        body = _seq(av)
+        return None if body is None else f"(?:{body})"
+    if op == C.BRANCH:
+        alts = [b for b in (_seq(x) for x in av[1]) if b is not None]
+        return None if not alts else "(?:" + "|".join(alts) + ")"
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        lo, hi, sub = av
+        body = _seq(sub)
+        if body is None:
+            return "" if lo == 0 else None
+        if hi >= C.MAXREPEAT:
+            q = "*" if lo == 0 else "+" if lo == 1 else f"{{{lo},}}"
+        else:
+            q = "?" if (lo, hi) == (0, 1) else f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
+        return f"(?:{body}){q}"
+    if op == C.AT:
+        raise PatternError("anchors inside a pattern are not supported")
+    raise PatternError(f"pattern construct {op} is not supported")
+
+
+def _wrap(r: str | None) -> str | None:
+    if r is None:
+        return None
+    return r if r.startswith("(?:") or r.startswith("[") and r.endswith("]") else f"(?:{r})"
+
+
+def _class(items) -> chars.Ranges:
+    ranges: list[tuple[int, int]] = []
+    negate = False
+    for op, av in items:
+        if op == C.NEGATE:
+            negate = True
+        elif op == C.LITERAL:
+            ranges.append((av, av))
+        elif op == C.RANGE:
+            ranges.append(av)
+        elif op == C.CATEGORY:
+            base, neg = _CATEGORIES[av]
+            ranges += chars.complement(base) if neg else base
+        else:
+            raise PatternError(f"character class item {op} is not supported")
+    return chars.complement(ranges) if negate else chars.normalize(ranges)

@@ -1,0 +1,260 @@
+"""Unit tests of the JSON Schema converter, checked with an exact Earley oracle."""
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from constrained import Grammar
+from constrained.errors import GrammarError, LimitExceededError, UnsupportedSchemaError
+from constrained.json_schema import SchemaOptions, schema_to_grammar
+from json_schema_lark_oracle import EarleyOracle, LarkOracle, to_lark
+
+
+def _check(schema, valid, invalid, **options):
+    g = schema_to_grammar(schema, **options)
+    oracle = EarleyOracle(g)
+    for v in valid:
+        jsonschema.validate(v, schema if isinstance(schema, dict) else {})
+        assert oracle.accepts(json.dumps(v)), (schema, v)
+    for v in invalid:
+        assert not oracle.accepts(json.dumps(v)), (schema, v)
+    return g, oracle
+
+
+def test_json_schema_scalar_types():
+    _check({"type": "null"}, [None], [0, "", False])
+    _check({"type": "boolean"}, [True, False], [None, 0])
+    _check({"type": "string"}, ["", "a\"b\\c\n", "é\U0001F600"], [1, None])
+    _check({"type": "integer"}, [0, -5, 12345, 3.0], [1.5, "1", None])
+    _check({"type": "number"}, [0, -5.25, 1e-7, 12], ["1", None])
+    _check({"type": ["string", "null"]}, ["x", None], [1, True])
+
+
+def test_json_schema_integer_ranges_exact():
+    schema = {"type": "integer", "minimum": -12, "exclusiveMaximum": 105}
+    _check(schema, [-12, -1, 0, 9, 10, 99, 104], [-13, 105, 1000, -100, 4.5])
+    _check({"type": "integer", "exclusiveMinimum": 7}, [8, 70, 10**20], [7, 0, -8])
+    _check({"type": "integer", "minimum": 1.5, "maximum": 3.5}, [2, 3], [1, 4])
+
+
+def test_json_schema_number_bounds():
+    _check({"type": "number", "minimum": 0, "maximum": 1}, [0, 0.5, 1, 1.0, 0.999],
+           [-0.1, 1.01, 2])
+    _check({"type": "number", "exclusiveMinimum": -2.5, "maximum": 3.25},
+           [-2.4, 0, 3.25, 3.2], [-2.5, -3, 3.26, 4])
+
+
+def test_json_schema_string_lengths_pattern_format():
+    _check({"type": "string", "minLength": 2, "maxLength": 3}, ["ab", "abc", "é\n"],
+           ["a", "abcd"])
+    _check({"type": "string", "pattern": "^[a-z]+-[0-9]{2}$"}, ["ab-12"], ["ab-1", "Ab-12"])
+    _check({"type": "string", "pattern": "[0-9]"}, ["a1b", "9"], ["abc", ""])
+    _check({"type": "string", "format": "date"}, ["2024-02-29", "1999-12-31"],
+           ["2023-02-29", "2024-13-01", "x"])
+    _check({"type": "string", "format": "date-time"}, ["2024-01-02T03:04:05Z",
+                                                      "2024-01-02T03:04:05.123+05:30"],
+           ["2024-01-02 03:04:05", "2024-01-02T25:00:00Z"])
+    _check({"type": "string", "format": "uuid"}, ["123e4567-e89b-12d3-a456-426614174000"],
+           ["123e4567e89b12d3a456426614174000"])
+    _check({"type": "string", "format": "email"}, ["a.b@example.com"], ["a@", "@b.com", "a"])
+    _check({"type": "string", "format": "ipv4"}, ["192.168.0.1"], ["256.1.1.1", "1.2.3"])
+    _check({"type": "string", "format": "ipv6"}, ["::1", "2001:db8::1"], ["1:::2"])
+    _check({"type": "string", "format": "uri"}, ["https://x.org/a?b#c"], ["no scheme"])
+    _check({"type": "string", "format": "hostname"}, ["a-b.example.com"], ["-a.com", "a..b"])
+    _check({"type": "string", "format": "time"}, ["12:30:00Z"], ["12:30"])
+
+
+def test_json_schema_unknown_format_is_annotation():
+    _check({"type": "string", "format": "int32"}, ["anything"], [1])
+
+
+def test_json_schema_enum_const():
+    _check({"enum": ["a", 1, None, [1, 2], {"k": "v"}]}, ["a", 1, None, [1, 2], {"k": "v"}],
+           ["b", 2, [1], {"k": "w"}])
+    _check({"const": "x\"y"}, ["x\"y"], ["x"])
+    _check({"type": "string", "enum": ["a", 1]}, ["a"], [1])
+
+
+def test_json_schema_object_properties_required_order():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+                                               "c": {"type": "boolean"}},
+              "required": ["b"], "additionalProperties": False}
+    _check(schema, [{"b": "x"}, {"a": 1, "b": "x"}, {"b": "x", "c": True},
+                    {"a": 1, "b": "", "c": False}],
+           [{}, {"a": 1}, {"b": 1}, {"b": "x", "d": 1}, {"a": 1, "b": "x", "c": 1}])
+    g = schema_to_grammar(schema)
+    assert not EarleyOracle(g).accepts('{"a": 1, "b": "x",}')
+    assert not EarleyOracle(g).accepts('{, "b": "x"}')
+
+
+def test_json_schema_many_optional_properties_stay_linear():
+    props = {f"p{i}": {"type": "integer"} for i in range(60)}
+    g = schema_to_grammar({"type": "object", "properties": props,
+                           "additionalProperties": False})
+    assert len(g.rules) < 400
+    o = EarleyOracle(g)
+    assert o.accepts(json.dumps({"p3": 1, "p40": 2, "p59": 3}))
+    assert not o.accepts(json.dumps({"p40": 2, "p3": 1}))  # schema order
+
+
+def test_json_schema_additional_properties():
+    base = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    _check(base, [{"a": 1, "x": [1, {"y": None}]}, {"x": 1, "a": 2}, {}], [{"a": "s"}])
+    _check({**base, "additionalProperties": {"type": "string"}}, [{"a": 1, "b": "s"}],
+           [{"a": 1, "b": 2}, {"a": "s"}])
+    _check(base, [{"a": 1}], [{"a": 1, "x": 1}], strict_properties=True)
+
+
+def test_json_schema_pattern_properties_and_property_names():
+    _check({"type": "object", "patternProperties": {"^x-": {"type": "integer"}},
+            "additionalProperties": False},
+           [{"x-a": 1, "x-b": 2}, {}], [{"x-a": "s"}, {"y": 1}])
+    _check({"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+           [{"ab": 1}, {}], [{"Ab": 1}])
+
+
+def test_json_schema_min_max_properties():
+    schema = {"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}
+    _check(schema, [{"a": 1}, {"b": 2}], [{}])
+    with pytest.raises(UnsupportedSchemaError) as e:
+        schema_to_grammar({"type": "object", "minProperties": 2})
+    assert e.value.pointer == "/minProperties"
+
+
+def test_json_schema_arrays():
+    _check({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3},
+           [[1], [1, 2, 3]], [[], [1, 2, 3, 4], ["a"]])
+    _check({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}],
+            "items": False}, [["a", 1], ["a"], []], [["a", 1, 2], [1]])
+    _check({"type": "array", "prefixItems": [{"type": "string"}], "minItems": 3},
+           [["a", 1, None]], [["a", 1], [1, 2, 3]])
+    _check({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
+            "items": [{"type": "string"}], "additionalItems": False},
+           [["a"], []], [["a", "b"]])
+
+
+def test_json_schema_any_of_one_of_all_of():
+    _check({"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 5}]}, ["a", 5],
+           [4, None])
+    _check({"oneOf": [{"type": "string"}, {"type": "array"}]}, ["a", []], [1])
+    _check({"oneOf": [{"type": "object", "properties": {"k": {"const": "a"}, "x": {}},
+                       "required": ["k"]},
+                      {"type": "object", "properties": {"k": {"const": "b"}}, "required": ["k"]}]},
+           [{"k": "a", "x": 1}, {"k": "b"}], [{"k": "c"}])
+    _check({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}},
+                       "required": ["a"]},
+                      {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+           [{"a": 1, "b": "x"}], [{"a": 1}, {"b": "x"}, {"a": "1", "b": "x"}])
+    _check({"type": ["integer", "null"], "allOf": [{"minimum": 3}, {"maximum": 5}]},
+           [3, 5, None], [2, 6])
+
+
+def test_json_schema_one_of_overlap_is_refused_or_lenient():
+    schema = {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        schema_to_grammar(schema)
+    assert e.value.pointer == "/oneOf" and e.value.keyword == "oneOf"
+    g = schema_to_grammar(schema, lenient=True)
+    assert ("/oneOf", "oneOf") in g.dropped
+
+
+def test_json_schema_refs_and_recursion():
+    tree = {"$defs": {"node": {"type": "object",
+                               "properties": {"v": {"type": "integer"},
+                                              "kids": {"type": "array",
+                                                       "items": {"$ref": "#/$defs/node"}}},
+                               "required": ["v"], "additionalProperties": False}},
+            "$ref": "#/$defs/node"}
+    deep = {"v": 0}
+    for i in range(30):
+        deep = {"v": i, "kids": [deep, {"v": -1}]}
+    _check(tree, [{"v": 1}, {"v": 1, "kids": [{"v": 2, "kids": []}]}, deep],
+           [{"v": 1, "kids": [{"w": 2}]}])
+    _check({"definitions": {"a": {"type": "integer"}}, "properties": {"x": {"$ref": "#/definitions/a"}}},
+           [{"x": 1}], [{"x": "1"}])
+
+
+def test_json_schema_boolean_and_empty_schemas():
+    _check(True, [1, "a", [None, {"a": {}}]], [])
+    _check({}, [1, "a", [None, {"a": {}}]], [])
+    g = schema_to_grammar(False)
+    assert not EarleyOracle(g).accepts("null")
+
+
+@pytest.mark.parametrize("keyword,schema", [
+    ("uniqueItems", {"type": "array", "uniqueItems": True}),
+    ("multipleOf", {"type": "number", "multipleOf": 0.5}),
+    ("if", {"if": {"type": "string"}, "then": {"minLength": 1}}),
+    ("not", {"not": {"type": "string"}}),
+    ("dependentSchemas", {"dependentSchemas": {"a": {"required": ["b"]}}}),
+    ("contains", {"type": "array", "contains": {"type": "integer"}}),
+    ("format", {"type": "string", "format": "regex"}),
+])
+def test_json_schema_unsupported_keywords_raise_with_pointer(keyword, schema):
+    nested = {"type": "object", "properties": {"p": schema}}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        schema_to_grammar(nested)
+    assert e.value.pointer.startswith("/properties/p/")
+    assert e.value.keyword == keyword
+    g = schema_to_grammar(nested, lenient=True)
+    assert any(k == keyword and p.startswith("/properties/p") for p, k in g.dropped)
+
+
+def test_json_schema_remote_ref_is_refused():
+    with pytest.raises(UnsupportedSchemaError):
+        schema_to_grammar({"$ref": "https://example.com/other.json"})
+
+
+def test_json_schema_whitespace_modes():
+    value = {"a": [1, {"b": None}], "c": "x"}
+    schema = {"type": "object"}
+    flex = EarleyOracle(schema_to_grammar(schema))
+    assert flex.accepts(json.dumps(value)) and flex.accepts(json.dumps(value, indent=2))
+    assert not flex.accepts(json.dumps(value).replace(": ", ":" + " " * 40))
+    compact = EarleyOracle(schema_to_grammar(schema, whitespace="compact"))
+    assert compact.accepts(json.dumps(value, separators=(",", ":")))
+    assert not compact.accepts(json.dumps(value))
+    seps = EarleyOracle(schema_to_grammar(schema, whitespace="compact", separators=(", ", ": ")))
+    assert seps.accepts(json.dumps(value)) and not seps.accepts(json.dumps(value, indent=1))
+    schema = {"type": "object", "properties": {"a": {"type": "array"}, "c": {}}}
+    ind = EarleyOracle(schema_to_grammar(schema, whitespace="indented", indent=2))
+    assert ind.accepts(json.dumps(value, indent=2)) and ind.accepts(json.dumps({}, indent=2))
+    assert not ind.accepts(json.dumps(value)) and not ind.accepts(json.dumps(value, indent=4))
+    with pytest.raises(ValueError):
+        SchemaOptions(whitespace="pretty")
+
+
+def test_json_schema_limits_raise():
+    with pytest.raises(LimitExceededError):
+        schema_to_grammar({"type": "array", "minItems": 10**6})
+    g = schema_to_grammar({"type": "string", "maxLength": 10**6}, max_string_length=50)
+    o = EarleyOracle(g)
+    assert o.accepts(json.dumps("a" * 50)) and not o.accepts(json.dumps("a" * 51))
+
+
+def test_json_schema_grammar_classmethods_and_pydantic():
+    pydantic = pytest.importorskip("pydantic")
+
+    class Item(pydantic.BaseModel):
+        name: str
+        price: float = 0.0
+        tags: list[str] = []
+        parent: "Item | None" = None
+
+    g = Grammar.from_pydantic(Item)
+    o = EarleyOracle(g)
+    good = Item(name="x", tags=["a"], parent=Item(name="p")).model_dump_json()
+    assert o.accepts(json.dumps(json.loads(good)))
+    assert not o.accepts(json.dumps({"price": 1.0}))
+    g2 = Grammar.from_json_schema('{"type": "integer"}')
+    assert isinstance(g2, Grammar) and g2.source == "json_schema"
+    with pytest.raises(GrammarError):
+        Grammar.from_json_schema("{not json")
+
+
+def test_json_schema_lark_text_export_parses():
+    g = schema_to_grammar({"type": "object", "properties": {"a": {"enum": ["x", "y"]}}})
+    assert "start:" in to_lark(g)
+    assert LarkOracle(g).accepts('{"a": "x"}')
