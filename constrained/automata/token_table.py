@@ -48,14 +48,14 @@ class TokenRow:
     def tokens(self) -> np.ndarray:
         """int32[k]: ids of the allowed text tokens, sorted."""
         if self._tokens is None:
-            self._set(walk_tokens(self._table.dfa, self._table.vocab, self._state))
+            self._set(self._table._walk(self._state))
         return self._tokens
 
     @property
     def ends(self) -> np.ndarray:
         """int32[k]: DFA state after each of ``tokens``."""
         if self._ends is None:
-            self._set(walk_tokens(self._table.dfa, self._table.vocab, self._state))
+            self._set(self._table._walk(self._state))
         return self._ends
 
     def end_state(self, token_id: int) -> int:
@@ -120,8 +120,11 @@ class TokenTable:
     def n_computed(self) -> int:
         return len(self._rows)
 
+    def _walk(self, state: int) -> np.ndarray:
+        return walk_tokens(self.dfa, self.vocab, state, disk_cache=self._disk_cache)
+
     def _compute(self, state: int) -> TokenRow:
-        ends = walk_tokens(self.dfa, self.vocab, state)
+        ends = self._walk(state)
         mask = pack_bool(ends >= 0, self.vocab.size)
         return TokenRow(self, state, mask, ends)
 

@@ -111,16 +111,17 @@ def _load_trie(vocab: Vocabulary, name: str) -> _Trie | None:
                  data["token_ids"], data["token_node"], n_nodes, n_tokens)
 
 
-def _trie(vocab: Vocabulary) -> _Trie:
+def _trie(vocab: Vocabulary, disk_cache: bool = True) -> _Trie:
     """The vocabulary's trie: from memory, else from the disk cache, else built (and saved)."""
     t = _TRIES.get(vocab)
     if t is None:
         name = cache_name("tokentrie", "v1", vocab.hash)
-        t = _load_trie(vocab, name)
+        t = _load_trie(vocab, name) if disk_cache else None
         if t is None:
             t = _build_trie(vocab)
-            save_arrays(name, {**{f: getattr(t, f) for f in _FIELDS},
-                               "meta": np.array([t.n_roots, t.n_tokens], dtype=np.int64)})
+            if disk_cache:
+                save_arrays(name, {**{f: getattr(t, f) for f in _FIELDS},
+                                   "meta": np.array([t.n_roots, t.n_tokens], dtype=np.int64)})
         _TRIES[vocab] = t
     return t
 
@@ -149,9 +150,13 @@ def _walk(trie: _Trie, trans: np.ndarray, state: int) -> np.ndarray:
     return node_state
 
 
-def walk_tokens_many(dfa: ByteDFA, vocab: Vocabulary, states: Sequence[int]) -> np.ndarray:
-    """int32[len(states), n_tokens]: end state of every token from every start state (-1 dead)."""
-    trie = _trie(vocab)
+def walk_tokens_many(dfa: ByteDFA, vocab: Vocabulary, states: Sequence[int], *,
+                     disk_cache: bool = True) -> np.ndarray:
+    """int32[len(states), n_tokens]: end state of every token from every start state (-1 dead).
+
+    ``disk_cache=False`` keeps the vocabulary's trie out of the disk cache.
+    """
+    trie = _trie(vocab, disk_cache)
     states = [int(s) for s in np.asarray(states).reshape(-1)]
     out = np.full((len(states), trie.n_tokens), -1, dtype=np.int32)
     if trie.n_nodes == 0 or dfa.n_states == 0:
@@ -162,6 +167,7 @@ def walk_tokens_many(dfa: ByteDFA, vocab: Vocabulary, states: Sequence[int]) -> 
     return out
 
 
-def walk_tokens(dfa: ByteDFA, vocab: Vocabulary, state: int) -> np.ndarray:
+def walk_tokens(dfa: ByteDFA, vocab: Vocabulary, state: int, *,
+                disk_cache: bool = True) -> np.ndarray:
     """int32[n_tokens]: end state of every token read from ``state`` (-1 dead or special)."""
-    return walk_tokens_many(dfa, vocab, [state])[0]
+    return walk_tokens_many(dfa, vocab, [state], disk_cache=disk_cache)[0]

@@ -61,7 +61,7 @@ def test_generated_strings_are_accepted(pattern, llama3_vocab, byte_ids):
 
     @settings(max_examples=12, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(st.from_regex(pattern, fullmatch=True).filter(
+    @given(st.from_regex(re.compile(pattern, re.ASCII), fullmatch=True).filter(
         lambda s: compiled.fullmatch(s) is not None and not re.search(r"[\ud800-\udfff]", s)))
     def check(text):
         data = text.encode("utf-8")
