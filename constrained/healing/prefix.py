@@ -1,0 +1,135 @@
+"""Vectorized byte-prefix relations between a byte string and every token of a vocabulary.
+
+All comparisons are on raw token bytes (never decoded text), over the vocabulary's padded byte
+matrix with numpy: no Python loop over the vocabulary.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Iterable
+
+import numpy as np
+
+from ..compiler import GrammarMatcher
+from ..vocabulary import Vocabulary
+
+
+class PrefixIndex:
+    """Byte-prefix queries over one vocabulary's text tokens (special tokens never match)."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.vocab = vocab
+        n = vocab.n_tokens
+        self._text = vocab.text_token_mask[:n]
+        self._lengths = vocab.token_lengths
+        self._matrix = vocab.byte_matrix
+        self.max_token_bytes = int(self._lengths[self._text].max(initial=0))
+        self._by_bytes: dict[bytes, int] | None = None
+
+    @classmethod
+    def of(cls, vocab: Vocabulary) -> "PrefixIndex":
+        """The shared index of ``vocab`` (built once per vocabulary)."""
+        index = _INDEXES.get(vocab)
+        if index is None:
+            index = _INDEXES[vocab] = cls(vocab)
+        return index
+
+    def _prefix_agreement(self, data: bytes) -> np.ndarray:
+        """bool[n, L]: token byte j equals data[j] for every j' <= j (L = len(data))."""
+        width = min(len(data), self._matrix.shape[1])
+        target = np.frombuffer(data[:width], dtype=np.uint8)
+        eq = self._matrix[:, :width] == target
+        return np.logical_and.accumulate(eq, axis=1)
+
+    def extending(self, data: bytes, strict: bool = False) -> np.ndarray:
+        """bool[n]: text tokens whose bytes start with ``data`` (longer than it with ``strict``)."""
+        if not data:
+            return self._text.copy()
+        if len(data) > self._matrix.shape[1]:
+            return np.zeros(len(self._lengths), dtype=bool)
+        agree = self._prefix_agreement(data)[:, -1]
+        longer = self._lengths > len(data) if strict else self._lengths >= len(data)
+        return agree & longer & self._text
+
+    def within(self, data: bytes) -> np.ndarray:
+        """bool[n]: non-empty text tokens whose bytes are a prefix of ``data`` (equal included)."""
+        if not data:
+            return np.zeros(len(self._lengths), dtype=bool)
+        agree = self._prefix_agreement(data)
+        lengths = self._lengths
+        short = (lengths > 0) & (lengths <= agree.shape[1])
+        ok = np.zeros(len(lengths), dtype=bool)
+        rows = np.nonzero(short)[0]
+        ok[rows] = agree[rows, lengths[rows] - 1]
+        return ok & self._text
+
+    def start_allowed(self, data: bytes) -> np.ndarray:
+        """bool[n]: tokens a generation forced to start with ``data`` may begin with, grammar
+        aside: tokens inside ``data`` and tokens that extend it."""
+        return self.within(data) | self.extending(data)
+
+    def token_id(self, data: bytes) -> int | None:
+        """Id of the text token with exactly these bytes (None when there is none)."""
+        if self._by_bytes is None:
+            table: dict[bytes, int] = {}
+            for tid in np.nonzero(self._text)[0].tolist():
+                table.setdefault(self.vocab.token_bytes[tid], tid)
+            self._by_bytes = table
+        return self._by_bytes.get(data)
+
+    def viable_extensions(self, matcher: GrammarMatcher | None, data: bytes,
+                          candidates: np.ndarray | None = None, first_only: bool = False
+                          ) -> np.ndarray:
+        """Ids of tokens ``data + x`` (x non-empty) whose excess x the matcher can accept.
+
+        ``matcher`` is left in its state. Pruned by x's first byte (one trial per distinct byte);
+        an x that is itself a token is read from the matcher's mask; the rest are tried with
+        ``accept_bytes``. ``first_only`` stops at the first viable one.
+        """
+        ids = np.nonzero(self.extending(data, strict=True))[0] if candidates is None \
+            else np.asarray(candidates, dtype=np.int64)
+        if matcher is None or ids.size == 0:
+            return ids[:1] if first_only else ids
+        cut = len(data)
+        firsts = self._matrix[ids, cut]
+        good_first = {int(b) for b in np.unique(firsts) if _try(matcher, bytes([int(b)]))}
+        ids = ids[np.isin(firsts, list(good_first))]
+        if ids.size == 0:
+            return ids
+        mask_bits = _allowed_bits(matcher, self.vocab.size)
+        out: list[int] = []
+        for tid in ids.tolist():
+            x = self.vocab.token_bytes[tid][cut:]
+            as_token = self.token_id(x)
+            ok = bool(mask_bits[as_token]) if as_token is not None else _try(matcher, x)
+            if ok:
+                out.append(tid)
+                if first_only:
+                    break
+        return np.array(out, dtype=np.int64)
+
+
+_INDEXES: "weakref.WeakKeyDictionary[Vocabulary, PrefixIndex]" = weakref.WeakKeyDictionary()
+
+
+def _try(matcher: GrammarMatcher, data: bytes) -> bool:
+    """Whether the matcher can accept ``data`` now (state restored)."""
+    if matcher.accept_bytes(data):
+        matcher.rollback(1)
+        return True
+    return False
+
+
+def _allowed_bits(matcher: GrammarMatcher, size: int) -> np.ndarray:
+    from ..bitmask import allocate_token_bitmask, unpack_bitmask
+    bm = allocate_token_bitmask(size, backend="numpy")
+    matcher.fill_next_token_bitmask(bm)
+    return unpack_bitmask(bm, size)
+
+
+def ids_to_bool(ids: Iterable[int], n: int) -> np.ndarray:
+    """bool[n] with the given ids set."""
+    out = np.zeros(n, dtype=bool)
+    arr = np.fromiter(ids, dtype=np.int64)
+    out[arr] = True
+    return out
