@@ -38,6 +38,24 @@ def _i(vals: list[int]) -> Tensor:
     return torch.tensor(vals, dtype=torch.int64)
 
 
+class _ThreadLimit:
+    """Temporarily set torch's intra-op thread count (no-op for None)."""
+
+    def __init__(self, n: int | None) -> None:
+        self.n = n
+        self.old = 0
+
+    def __enter__(self) -> None:
+        if self.n is not None:
+            self.old = torch.get_num_threads()
+            if self.old != self.n:
+                torch.set_num_threads(self.n)
+
+    def __exit__(self, *exc) -> None:
+        if self.n is not None and self.old != self.n:
+            torch.set_num_threads(self.old)
+
+
 class _Group:
     """Rows sharing one sampler order, with their parameters as tensors."""
 
@@ -122,6 +140,8 @@ class SamplerChain:
     per row. ``token_texts`` (a list of token strings/bytes or a callable id -> text) maps DRY's
     breaker strings to tokens and finds the newline token; ``tokenize`` (optional, text -> ids)
     gives llama.cpp's exact multi-token breakers. ``eos_token_ids`` serve ``ignore_eos``.
+    ``num_threads`` (optional) runs each call with that many torch intra-op threads (restored
+    afterwards); 1 avoids OpenMP contention on busy machines, where a step is mostly small ops.
 
     ``sample`` returns token ids and advances each row's generators and mirostat mu; histories
     (each row's tokens so far, oldest first) are passed on every call, the chain keeps none.
@@ -130,7 +150,12 @@ class SamplerChain:
     def __init__(self, params: SamplingParams | Sequence[SamplingParams] | None = None,
                  vocab_size: int | None = None, token_texts: TokenTexts | None = None, *,
                  eos_token_ids: Sequence[int] = (), newline_token_ids: Sequence[int] | None = None,
-                 tokenize: Callable[[str], Sequence[int]] | None = None) -> None:
+                 tokenize: Callable[[str], Sequence[int]] | None = None,
+                 num_threads: int | None = None) -> None:
+        if num_threads is not None and (isinstance(num_threads, bool) or not isinstance(num_threads, int)
+                                        or num_threads < 1):
+            raise InvalidParameterError("num_threads", f"must be a positive integer or None, got {num_threads!r}")
+        self.num_threads = num_threads
         if vocab_size is None or isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
             raise InvalidParameterError("vocab_size", f"must be a positive integer, got {vocab_size!r}")
         self.vocab_size = vocab_size
@@ -334,11 +359,17 @@ class SamplerChain:
         return select_dist(c, u)
 
     # ------------------------------------------------------------------ public
-    @torch.no_grad()
+    def _threads(self):
+        return _ThreadLimit(self.num_threads)
+
     def sample(self, logits: Tensor, histories: Sequence[Sequence[int]] | None = None,
                return_probs: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """Next token per row: ids [B] (and, with ``return_probs``, their probabilities [B]
         under the filtered distribution). ``logits`` may be modified in place."""
+        with torch.no_grad(), self._threads():
+            return self._sample(logits, histories, return_probs)
+
+    def _sample(self, logits: Tensor, histories, return_probs: bool):
         logits, histories = self._check(logits, histories)
         B = logits.shape[0]
         if len(self._groups) == 1:
@@ -365,10 +396,13 @@ class SamplerChain:
                 surprise = -math.log2(max(float(p[r]), 1e-300))
                 self.mu[r] = float(self.mu[r]) - prm.mirostat_eta * (surprise - prm.mirostat_tau)
 
-    @torch.no_grad()
     def filter(self, logits: Tensor, histories: Sequence[Sequence[int]] | None = None) -> Tensor:
         """The logits after every sampler but the selection: [B, V], -inf outside the kept set.
         ``softmax`` of the result is the distribution ``sample`` draws from."""
+        with torch.no_grad(), self._threads():
+            return self._filter(logits, histories)
+
+    def _filter(self, logits: Tensor, histories) -> Tensor:
         logits, histories = self._check(logits, histories)
         if len(self._groups) == 1:
             return self._run_group(self._groups[0], logits, histories).to_dense()
