@@ -87,9 +87,18 @@ class ReferenceRecognizer:
 
     # -- Earley core ----------------------------------------------------------------------
     def _closure(self, sets: dict[int, set], pos: int) -> None:
-        """Predict and complete in set ``pos`` until nothing changes."""
+        """Predict and complete in set ``pos`` until nothing changes.
+
+        ``sets[-1 - pos]`` caches, per closed set, its items by the symbol after the dot.
+        """
         items = sets[pos]
+        waiting: dict[str, list] = {}
         agenda = list(items)
+        for it in agenda:
+            r, d, _ = it
+            rhs = self.rules[r][1]
+            if d < len(rhs):
+                waiting.setdefault(rhs[d], []).append(it)
         while agenda:
             r, d, o = agenda.pop()
             lhs, rhs = self.rules[r]
@@ -101,14 +110,17 @@ class ReferenceRecognizer:
                     if sym in self.nullable:
                         new.append((r, d + 1, o))
             else:
-                for r2, d2, o2 in list(sets[o]) if o != pos else list(items):
-                    rhs2 = self.rules[r2][1]
-                    if d2 < len(rhs2) and rhs2[d2] == lhs:
-                        new.append((r2, d2 + 1, o2))
+                parents = waiting.get(lhs, ()) if o == pos else sets[-1 - o].get(lhs, ())
+                new.extend((r2, d2 + 1, o2) for r2, d2, o2 in list(parents))
             for it in new:
                 if it not in items:
                     items.add(it)
                     agenda.append(it)
+                    r2, d2, _ = it
+                    rhs2 = self.rules[r2][1]
+                    if d2 < len(rhs2):
+                        waiting.setdefault(rhs2[d2], []).append(it)
+        sets[-1 - pos] = waiting
 
     def _expected(self, items: set) -> set[str]:
         out = set()
@@ -215,7 +227,7 @@ class ReferenceRecognizer:
         matched = {t for t, s in states.items() if s in self.terms[t].finals}
         if not matched:
             return False
-        probe = {k: set(v) for k, v in sets.items()}
+        probe = {k: (set(v) if k >= 0 else v) for k, v in sets.items()}
         self._advance(probe, start, n, matched)
         self._closure(probe, n)
         return self._complete(probe[n])
