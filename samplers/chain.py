@@ -8,10 +8,8 @@ State: every row owns a selection generator, an XTC generator and (for mirostat)
 from __future__ import annotations
 
 import math
-from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -136,8 +134,8 @@ class _Group:
 class SamplerChain:
     """A batch of samplers turning logits [B, V] into next tokens.
 
-    ``params`` is one :class:`SamplingParams` for every row (row r then uses seed + r) or one
-    per row. ``token_texts`` (a list of token strings/bytes or a callable id -> text) maps DRY's
+    ``params`` is one :class:`SamplingParams` for every row (row r then uses seed + r; the
+    chain adapts to the batch size of each call, re-seeding when it changes) or one per row. ``token_texts`` (a list of token strings/bytes or a callable id -> text) maps DRY's
     breaker strings to tokens and finds the newline token; ``tokenize`` (optional, text -> ids)
     gives llama.cpp's exact multi-token breakers. ``eos_token_ids`` serve ``ignore_eos``.
     ``num_threads`` (optional) runs each call with that many torch intra-op threads (restored
@@ -224,16 +222,30 @@ class SamplerChain:
         else:
             base = self._broadcast
             assert base is not None
-            rows = [base if base.seed is None else replace(base, seed=base.seed + r) for r in range(batch)]
+            rows = [base] * batch
         self.batch_size = batch
         self.row_params = rows
-        self._sel_rng = [make_generator(p.seed, STREAM_SELECT) for p in rows]
-        self._xtc_rng = [make_generator(p.seed, STREAM_XTC) for p in rows]
+        if self._given is not None:
+            self.row_seeds = [p.seed for p in rows]
+        else:
+            self.row_seeds = [None if rows[0].seed is None else rows[0].seed + r for r in range(batch)]
+        self._sel_rng = [make_generator(sd, STREAM_SELECT) for sd in self.row_seeds]
+        self._xtc_rng: list = [None] * batch  # created on first use
         self.mu = torch.tensor([2.0 * p.mirostat_tau for p in rows], dtype=torch.float64)
         by_order: dict[tuple, list[int]] = {}
+        cache: dict[int, tuple] = {}
         for r, p in enumerate(rows):
-            by_order.setdefault(p.resolved_order(), []).append(r)
+            order = cache.get(id(p))
+            if order is None:
+                order = cache[id(p)] = p.resolved_order()
+            by_order.setdefault(order, []).append(r)
         self._groups = [_Group(self, rs, order) for order, rs in by_order.items()]
+
+    def _xtc_generator(self, row: int):
+        gen = self._xtc_rng[row]
+        if gen is None:
+            gen = self._xtc_rng[row] = make_generator(self.row_seeds[row], STREAM_XTC)
+        return gen
 
     def reset(self) -> None:
         """Re-seed every row and restore mirostat's mu to 2 * tau."""
@@ -335,7 +347,7 @@ class SamplerChain:
             fire = torch.zeros(c.batch, dtype=torch.bool)
             for b in act.nonzero().flatten().tolist():
                 if int(n[b]) >= 2:
-                    chance = self._xtc_rng[g.rows[b]].random()
+                    chance = self._xtc_generator(g.rows[b]).random()
                     fire[b] = chance <= g.xtc_p[b]
             _xtc(c, g.xtc_t, g.min_keep, fire)
         elif name == "temperature":

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import InvalidParameterError, UnknownSamplerError

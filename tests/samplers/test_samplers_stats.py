@@ -1,5 +1,4 @@
 """Statistical tests: 100k seeded draws follow the filtered distribution (chi-square)."""
-import math
 import os
 import sys
 
@@ -104,3 +103,33 @@ def test_operator_unfiltered_rows_and_determinism():
     a = sample_from_probs(probs.expand(64, -1), [3] * 64, 0.9, torch.arange(64), mode="multinomial")[0]
     b = sample_from_probs(probs.expand(64, -1), [3] * 64, 0.9, torch.arange(64), mode="multinomial")[0]
     assert torch.equal(a, b)
+
+
+def test_operator_top_p_window_grows_past_first_window():
+    # a flat distribution over 5000 tokens: top-p .99 needs ~4950 tokens, far beyond the first window
+    V = 5000
+    g = torch.Generator().manual_seed(3)
+    pr = torch.softmax(torch.randn(4, V, generator=g) * 0.01, 1)
+    ids, p = sample_from_probs(pr, top_k=0, top_p=0.99, seeds=[1, 2, 3, 4], mode="multinomial")
+    for r in range(4):
+        q = pr[r].double()
+        order = torch.argsort(q, descending=True)
+        cum = torch.cumsum(q[order], 0)
+        n = int((cum < 0.99).sum()) + 1
+        kept = order[:n]
+        assert int(ids[r]) in set(kept.tolist())
+        assert abs(float(p[r]) - float(q[ids[r]] / q[kept].sum())) < 1e-4
+
+
+def test_operator_top_k_per_row_brute_force():
+    V = 1000
+    g = torch.Generator().manual_seed(4)
+    pr = torch.softmax(torch.randn(6, V, generator=g), 1)
+    ks = [1, 2, 5, 50, 0, 999]
+    for mode in ("multinomial", "race"):
+        ids, p = sample_from_probs(pr, top_k=ks, top_p=1.0, seeds=list(range(6)), mode=mode)
+        for r, k in enumerate(ks):
+            kk = V if k <= 0 else k
+            top = torch.topk(pr[r], kk).indices
+            assert int(ids[r]) in set(top.tolist())
+            np.testing.assert_allclose(float(p[r]), float(pr[r, ids[r]] / pr[r, top].sum()), rtol=1e-4)
