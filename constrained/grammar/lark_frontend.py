@@ -66,10 +66,29 @@ def _load(text: str, start: str, import_paths: list[str], path: str | None,
         raise _as_grammar_error(e) from None
     except FileNotFoundError as e:
         raise GrammarError(f"%import failed: grammar file {e.filename!r} not found") from None
-    except re.error as e:
-        raise GrammarError(f"invalid regular expression in the grammar: {e}") from None
-    except Exception as e:  # lark may raise the `regex` module's error or an assertion
+    except Exception as e:  # re.error, the `regex` module's error, or an assertion
+        bad = _invalid_terminal(text, start, [loader, *import_paths], kwargs.get("source_path"))
+        if bad is not None:
+            raise bad from None
         raise GrammarError(f"cannot load the Lark grammar: {type(e).__name__}: {e}") from None
+
+
+def _invalid_terminal(text: str, start: str, import_paths: list,
+                      source: str | None) -> GrammarError | None:
+    """After Lark failed: the error for the first terminal whose regex does not compile."""
+    try:
+        from lark.load_grammar import load_grammar
+        built, _ = load_grammar(text, source or "<string>", import_paths, False)
+        terminals, _, _ = built.compile([start], set())
+    except Exception:
+        return None
+    for t in terminals:
+        try:
+            re.compile(t.pattern.to_regexp())
+        except re.error as e:
+            return GrammarError(f"terminal {t.name}: invalid regular expression "
+                                f"{t.pattern.value!r}: {e}")
+    return None
 
 
 def _as_grammar_error(e: LarkError) -> GrammarError:

@@ -181,3 +181,18 @@ def test_from_file_gbnf_and_json(tmp_path):
     if hasattr(Grammar, "from_json_schema"):
         (tmp_path / "s.json").write_text('{"type": "boolean"}')
         assert isinstance(Grammar.from_file(tmp_path / "s.json"), Grammar)
+
+
+def test_invalid_regex_names_the_terminal():
+    with pytest.raises(GrammarError, match="terminal NUM: invalid regular expression"):
+        Grammar.from_lark("start: NUM\nNUM: /[0-9/\n")
+
+
+def test_lark_reads_templates_and_operators():
+    g = Grammar.from_lark('''
+        start: pair{"a", "b"} list{"c"}
+        pair{x, y}: x y
+        list{item}: "[" [item ("," item)*] "]"
+        %ignore " "
+    ''')
+    assert g.ignore and all(len(t.pattern) >= 1 for t in g.terminals.values())
