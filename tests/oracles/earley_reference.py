@@ -25,6 +25,15 @@ Two lexing semantics are offered (``lexing=``):
     characters, so ``False`` means "no completion within the bound".
 
 For GBNF grammars (every terminal one character) both semantics coincide and are exact.
+
+Use from a test (tests/ has no packages)::
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracles"))
+    from earley_reference import ReferenceRecognizer   # or gbnf_reference / lark_reference
+    ReferenceRecognizer(grammar).is_viable_prefix("{\"a\": ", lexing="greedy")
+
+Byte-level callers decode first; a prefix ending inside a UTF-8 sequence is viable iff some
+completion of that character is (check the prefix plus each candidate character).
 """
 from __future__ import annotations
 
