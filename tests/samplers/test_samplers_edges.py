@@ -186,3 +186,52 @@ def test_nan_and_posinf_logits_rejected():
         ch.sample(torch.tensor([[0.0, math.inf, 1.0]]))
     with pytest.raises(InvalidLogitsError):
         ch.sample(torch.zeros(1, 4))
+
+
+@pytest.mark.parametrize("selection", ["dist", "race", "greedy"])
+def test_single_allowed_token_is_returned_by_every_selection(selection):
+    lg = torch.full((3, 20), NEG)
+    lg[0, 7] = -50.0
+    lg[1, 0] = 3.0
+    lg[2, 19] = 0.0
+    for params in (SamplingParams(selection=selection, seed=1),
+                   SamplingParams(selection=selection, seed=1, mirostat=1),
+                   SamplingParams(selection=selection, seed=1, mirostat=2),
+                   SamplingParams(selection=selection, seed=1, samplers="", top_k=0)):
+        ch = SamplerChain(params, vocab_size=20)
+        for _ in range(3):
+            tok, p = ch.sample(lg.clone(), return_probs=True)
+            assert tok.tolist() == [7, 0, 19]
+            np.testing.assert_allclose(p.numpy(), [1, 1, 1])
+
+
+@pytest.mark.parametrize("mode", ["shared", "multinomial", "race"])
+def test_operator_single_nonzero_token(mode):
+    pr = torch.zeros(3, 300, dtype=torch.float16)
+    pr[0, 5] = 1e-3
+    pr[1, 299] = 1.0
+    pr[2, 0] = 0.5
+    for k, p in ((0, 1.0), (1, 0.0), (50, 0.9), (0, 0.3)):
+        ids, q = sample_from_probs(pr, k, p, 3 if mode == "shared" else [1, 2, 3], mode=mode)
+        assert ids.tolist() == [5, 299, 0]
+        np.testing.assert_allclose(q.numpy(), [1, 1, 1])
+
+
+def test_dist_extreme_uniforms_never_pick_removed_tokens():
+    from samplers._candidates import Candidates
+    from samplers.selection import select_dist
+    lg = torch.tensor([[NEG, 1.0, NEG, 2.0, NEG]] * 3)
+    c = Candidates(lg, 5)
+    tok, p = select_dist(c, torch.tensor([0.0, 0.5, 1.0 - 2 ** -53], dtype=torch.float64))
+    assert tok.tolist() == [1, 3, 3]
+    # compact sets walk in token-id order too
+    c = Candidates(torch.tensor([[2.0, 1.0, NEG]]), 9, ids=torch.tensor([[8, 2, 4]]), sorted=True)
+    assert select_dist(c, torch.tensor([0.0], dtype=torch.float64))[0].tolist() == [2]
+
+
+def test_dry_with_detokenize_callable():
+    texts = ["a", "b", "c", "\n"]
+    ch = SamplerChain(SamplingParams(samplers="d", dry_multiplier=1.0, dry_base=1.1, dry_allowed_length=2,
+                                     dry_penalty_last_n=-1), vocab_size=4, token_texts=lambda i: texts[i])
+    np.testing.assert_allclose(ch.filter(torch.zeros(1, 4), [[0, 1, 2, 0, 1]])[0].numpy(), [0, 0, -1.0, 0])
+    np.testing.assert_allclose(ch.filter(torch.zeros(1, 4), [[0, 1, 3, 0, 1]])[0].numpy(), [0, 0, 0, 0])
