@@ -24,6 +24,10 @@ class OracleGrammar:
             for alt in alts:
                 self.rules.append((name, tuple(alt)))
         self.nonterminals = set(grammar.rules) | {_START}
+        self.by_lhs: dict = {}
+        for r, (lhs, _) in enumerate(self.rules):
+            self.by_lhs.setdefault(lhs, []).append(r)
+        self._expected: dict = {}
         self.ignore = frozenset(grammar.ignore)
         self.dfas = {name: regex_to_byte_dfa(t.pattern) for name, t in grammar.terminals.items()}
 
@@ -46,34 +50,46 @@ class OracleGrammar:
 
     # Earley ------------------------------------------------------------------------------------
     def closure(self, chart: list, items: set) -> set:
+        """Worklist closure; nullable rules via the set of symbols completed at this position."""
         pos = len(chart)  # the set being built
         items = set(items)
-        while True:
-            new = set()
-            for (r, d, o) in items:
-                lhs, rhs = self.rules[r]
-                if d < len(rhs):
-                    sym = rhs[d]
-                    if sym in self.nonterminals:
-                        for r2, (l2, _) in enumerate(self.rules):
-                            if l2 == sym:
-                                new.add((r2, 0, pos))
-                        # nullable completion inside this set
-                        for (r3, d3, o3) in items:
-                            if o3 == pos and d3 == len(self.rules[r3][1]) and \
-                                    self.rules[r3][0] == sym:
-                                new.add((r, d + 1, o))
-                else:
-                    source = items if o == pos else chart[o]
-                    for (r2, d2, o2) in source:
-                        rhs2 = self.rules[r2][1]
-                        if d2 < len(rhs2) and rhs2[d2] == lhs:
-                            new.add((r2, d2 + 1, o2))
-            if new <= items:
-                return items
-            items |= new
+        todo = list(items)
+        completed_here: set = set()
+        while todo:
+            r, d, o = todo.pop()
+            lhs, rhs = self.rules[r]
+            new = []
+            if d < len(rhs):
+                sym = rhs[d]
+                if sym in self.nonterminals:
+                    new.extend((r2, 0, pos) for r2 in self.by_lhs.get(sym, ()))
+                    if sym in completed_here:
+                        new.append((r, d + 1, o))
+            else:
+                source = items if o == pos else chart[o]
+                if o == pos:
+                    completed_here.add(lhs)
+                for (r2, d2, o2) in list(source):
+                    rhs2 = self.rules[r2][1]
+                    if d2 < len(rhs2) and rhs2[d2] == lhs:
+                        new.append((r2, d2 + 1, o2))
+            for it in new:
+                if it not in items:
+                    items.add(it)
+                    todo.append(it)
+        return items
 
     def expected(self, items: set) -> set:
+        hit = self._expected.get(id(items))
+        if hit is not None and hit[0] is items:
+            return hit[1]
+        out = self._expected_uncached(items)
+        if len(self._expected) > 10000:
+            self._expected.clear()
+        self._expected[id(items)] = (items, out)
+        return out
+
+    def _expected_uncached(self, items: set) -> set:
         out = set()
         for (r, d, _) in items:
             rhs = self.rules[r][1]

@@ -12,8 +12,11 @@ def small_vocab(grammar_text: str, docs: list[str], seed: int = 0, n_pieces: int
     rng = random.Random(seed)
     toks: list[bytes] = [bytes([b]) for b in range(256)]
     for lit in re.findall(r'"((?:[^"\\]|\\.)+)"', grammar_text):
-        toks.append(lit.encode().decode("unicode_escape").encode("utf-8", "ignore")
-                    if "\\" in lit else lit.encode())
+        try:
+            toks.append(lit.encode().decode("unicode_escape").encode("utf-8", "ignore")
+                        if "\\" in lit else lit.encode())
+        except UnicodeDecodeError:
+            toks.append(lit.encode())
     blobs = [d.encode() for d in docs if d]
     for _ in range(n_pieces if blobs else 0):
         blob = rng.choice(blobs)
