@@ -14,3 +14,9 @@ def __getattr__(name: str):
         from . import compiler
         return getattr(compiler, name)
     raise AttributeError(name)
+
+
+from .decoding import GenerationResult, generate, stream  # noqa: E402
+from .errors import DecodingError  # noqa: E402
+
+__all__ += ["generate", "stream", "GenerationResult", "DecodingError"]

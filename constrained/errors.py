@@ -65,3 +65,7 @@ class UnsupportedSchemaError(GrammarError):
 
 class GrammarFileError(GrammarError, FileNotFoundError):
     """A grammar file is missing or has an extension no front-end reads."""
+
+
+class DecodingError(ConstrainedError, ValueError):
+    """Bad input to the decode loop: an empty batch, mismatched per-prompt lists, bad options."""

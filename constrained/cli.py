@@ -1,0 +1,246 @@
+"""Command line: ``python -m constrained generate ...`` and ``python -m constrained demo``.
+
+Output goes to stdout; progress, timings and notes go to stderr. Bad input (a missing model, an
+invalid grammar, a bad parameter) prints one line ``error: ...`` and exits with status 1.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+_SAMPLING_FLAGS = (
+    # (flag, SamplingParams field, type)
+    ("--temperature", "temperature", float),
+    ("--top-k", "top_k", int),
+    ("--top-p", "top_p", float),
+    ("--min-p", "min_p", float),
+    ("--typical-p", "typical_p", float),
+    ("--tfs", "tfs_z", float),
+    ("--top-a", "top_a", float),
+    ("--top-n-sigma", "top_n_sigma", float),
+    ("--xtc-probability", "xtc_probability", float),
+    ("--xtc-threshold", "xtc_threshold", float),
+    ("--repeat-penalty", "repeat_penalty", float),
+    ("--repeat-last-n", "repeat_last_n", int),
+    ("--frequency-penalty", "frequency_penalty", float),
+    ("--presence-penalty", "presence_penalty", float),
+    ("--dry-multiplier", "dry_multiplier", float),
+    ("--dry-base", "dry_base", float),
+    ("--dry-allowed-length", "dry_allowed_length", int),
+    ("--mirostat", "mirostat", int),
+    ("--mirostat-tau", "mirostat_tau", float),
+    ("--mirostat-eta", "mirostat_eta", float),
+    ("--samplers", "samplers", str),
+)
+
+_DEMO_SCHEMA = Path(__file__).resolve().parent.parent / "grammars" / "person.schema.json"
+_DEMO_PROMPT = ("Invent a person and describe them as a JSON object with their name, age, role, "
+                "home address and up to three skills.")
+# used when the JSON Schema front-end is unavailable: the same record shape as a regex
+_DEMO_REGEX = (
+    r'\{"name": "[A-Z][a-z]{1,15}( [A-Z][a-z]{1,15})?", '
+    r'"age": ([0-9]|[1-9][0-9]|1[01][0-9]|120), '
+    r'"role": "(engineer|designer|manager|teacher)", '
+    r'"address": \{"street": "[0-9]{1,4} [A-Z][a-z]{2,15} (Street|Avenue|Road)", '
+    r'"city": "[A-Z][a-z]{2,15}( [A-Z][a-z]{2,15})?", "zip": "[0-9]{5}"\}, '
+    r'"skills": \["[a-z]{2,15}( [a-z]{2,15})?"(, "[a-z]{2,15}( [a-z]{2,15})?"){0,2}\]\}')
+
+
+class _CliError(Exception):
+    """A user-facing error: printed as one line."""
+
+
+def _note(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m constrained",
+                                description="Grammar-constrained generation with a local model.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("generate", help="generate text, optionally constrained by a grammar")
+    g.add_argument("--model", default="smollm2",
+                   help="'smollm2' (embedded default), a Hugging Face folder or a .gguf file")
+    g.add_argument("--prompt", required=True, help="the prompt text ('-' reads stdin)")
+    src = g.add_mutually_exclusive_group()
+    src.add_argument("--grammar", metavar="FILE", help="a .lark, .gbnf or .json schema file")
+    src.add_argument("--regex", metavar="R", help="a regex the whole output must match")
+    src.add_argument("--schema", metavar="FILE", help="a JSON Schema file")
+    g.add_argument("--max-new-tokens", type=int, default=256)
+    g.add_argument("--seed", type=int, default=None)
+    for flag, _field, typ in _SAMPLING_FLAGS:
+        g.add_argument(flag, type=typ, default=None)
+    g.add_argument("--greedy", action="store_true", help="argmax selection (temperature 0)")
+    g.add_argument("--stop", action="append", default=None, help="stop string (repeatable)")
+    g.add_argument("--stream", action="store_true", help="print text as it is generated")
+    chat = g.add_mutually_exclusive_group()
+    chat.add_argument("--chat", dest="chat", action="store_true", default=None,
+                      help="apply the tokenizer's chat template (default when it has one)")
+    chat.add_argument("--no-chat", dest="chat", action="store_false")
+    g.add_argument("--system", default=None, help="system message (with --chat)")
+    g.add_argument("--complete-within-budget", action="store_true",
+                   help="steer the last tokens so the output completes within the budget")
+    g.add_argument("--no-force", action="store_true", help="sample forced tokens too")
+    g.add_argument("--timings", action="store_true", help="print timings on stderr")
+
+    d = sub.add_parser("demo", help="fill the person JSON schema with the embedded model")
+    d.add_argument("--model", default="smollm2")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--max-new-tokens", type=int, default=160)
+    d.add_argument("--temperature", type=float, default=0.7)
+    return p
+
+
+def _load(model: str):
+    try:
+        from transformers.utils import logging as hf_logging
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except Exception:  # pragma: no cover - cosmetic only
+        pass
+    from .model.loading import load_model
+    start = time.perf_counter()
+    lm, tokenizer = load_model(model)
+    _note(f"loaded {model} in {time.perf_counter() - start:.1f} s")
+    return lm, tokenizer
+
+
+def _read_json(path: str):
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _CliError(f"schema file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise _CliError(f"{path} is not valid JSON: line {exc.lineno}, column {exc.colno}: "
+                        f"{exc.msg}") from None
+
+
+def _grammar(args):
+    from .grammar import Grammar
+    if args.regex is not None:
+        return Grammar.from_regex(args.regex)
+    if args.schema is not None:
+        return Grammar.from_json_schema(_read_json(args.schema))
+    if args.grammar is not None:
+        if not Path(args.grammar).is_file():
+            raise _CliError(f"grammar file not found: {args.grammar}")
+        return Grammar.from_file(args.grammar)
+    return None
+
+
+def _sampling(args) -> dict:
+    out = {}
+    for _flag, field, _typ in _SAMPLING_FLAGS:
+        value = getattr(args, field if field != "tfs_z" else "tfs", None)
+        if value is not None:
+            out[field] = value
+    if args.greedy:
+        out["temperature"] = 0.0
+    return out
+
+
+def _print_timings(result) -> None:
+    s = result.timings.summary()
+    _note(f"{result.n_tokens} tokens ({result.forced_tokens} forced), finish={result.finish_reason}; "
+          f"prefill {s['prefill_ms']:.0f} ms, {s['ms_per_token']:.1f} ms/token "
+          f"(forward {s['forward_ms']:.0f} ms, mask {s['mask_ms']:.1f} ms, "
+          f"mask wait {s['mask_wait_ms']:.1f} ms, sampling {s['sample_ms']:.1f} ms)")
+
+
+def _cmd_generate(args) -> int:
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    grammar = _grammar(args)   # before loading the model: bad grammars fail fast
+    lm, tokenizer = _load(args.model)
+    chat = args.chat if args.chat is not None else bool(getattr(tokenizer, "chat_template", None))
+    from .decoding import generate, stream
+    options = dict(grammar=grammar, sampling=_sampling(args), max_new_tokens=args.max_new_tokens,
+                   stop=args.stop, seed=args.seed, chat=chat, system=args.system,
+                   force_tokens=not args.no_force,
+                   complete_within_budget=args.complete_within_budget)
+    if args.stream:
+        pieces = stream(lm, tokenizer, prompt, **options)
+        for piece in pieces:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+        sys.stdout.write("\n")
+        result = pieces.result
+    else:
+        result = generate(lm, tokenizer, prompt, **options)
+        print(result.text)
+    if args.timings:
+        _print_timings(result)
+    if result.finish_reason == "length" and not result.complete:
+        _note(f"note: stopped after {args.max_new_tokens} tokens before the grammar was complete")
+    return 0
+
+
+def _demo_grammar(schema):
+    from .grammar import Grammar
+    try:
+        return Grammar.from_json_schema(schema), "the JSON schema"
+    except (ImportError, AttributeError, NotImplementedError) as exc:
+        _note(f"note: JSON Schema support is unavailable ({type(exc).__name__}: {exc}); "
+              "falling back to an equivalent regex")
+        return Grammar.from_regex(_DEMO_REGEX), "a regex equivalent to the schema"
+
+
+def _cmd_demo(args) -> int:
+    from .decoding import generate
+    schema = _read_json(str(_DEMO_SCHEMA))
+    grammar, what = _demo_grammar(schema)
+    lm, tokenizer = _load(args.model)
+    _note(f"generating a person record constrained by {what} ({_DEMO_SCHEMA.name}) ...")
+    start = time.perf_counter()
+    result = generate(lm, tokenizer, _DEMO_PROMPT, grammar=grammar, chat=True,
+                      sampling={"temperature": args.temperature, "top_p": 0.95, "top_k": 40,
+                                "min_p": 0.05},
+                      seed=args.seed, max_new_tokens=args.max_new_tokens,
+                      complete_within_budget=True, budget_window=48)
+    elapsed = time.perf_counter() - start
+    try:
+        doc = json.loads(result.text)
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+    except json.JSONDecodeError:
+        print(result.text)
+        raise _CliError("the output is not valid JSON (this is a bug)")
+    _print_timings(result)
+    _note(f"total {elapsed:.2f} s for {result.n_tokens} tokens")
+    try:
+        import jsonschema
+    except ImportError:
+        _note("jsonschema is not installed: skipped schema validation")
+        return 0
+    try:
+        jsonschema.validate(doc, schema)
+    except jsonschema.ValidationError as exc:
+        raise _CliError(f"the output does not validate against the schema: {exc.message}")
+    _note("valid: the output validates against the schema (jsonschema)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    from .errors import ConstrainedError
+    try:
+        from samplers import SamplerError
+    except ImportError:  # pragma: no cover
+        SamplerError = ConstrainedError  # type: ignore[assignment,misc]
+    try:
+        if args.command == "generate":
+            return _cmd_generate(args)
+        return _cmd_demo(args)
+    except (_CliError, ConstrainedError, SamplerError) as exc:
+        _note(f"error: {exc}")
+        return 1
+    except OSError as exc:
+        _note(f"error: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        _note("interrupted")
+        return 130

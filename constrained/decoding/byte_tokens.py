@@ -1,0 +1,58 @@
+"""Tokenize raw bytes into vocabulary tokens that a matcher accepts (longest match first).
+
+Forced text and budget completions are bytes; the model must see them as tokens. Each token is
+checked with ``matcher.accept_token``, so the result is always a valid tokenization under the
+grammar (the mask is exact: a token whose bytes start a viable continuation is allowed).
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+from ..vocabulary import Vocabulary
+
+_tables: "weakref.WeakKeyDictionary[Vocabulary, ByteTokenizer]" = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+class ByteTokenizer:
+    """Greedy longest-match over the vocabulary's text tokens (lowest id wins ties)."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        text_ok = vocab.text_token_mask
+        by_bytes: dict[bytes, int] = {}
+        for tid, data in enumerate(vocab.token_bytes):
+            if data and text_ok[tid] and data not in by_bytes:
+                by_bytes[data] = tid
+        self._ids = by_bytes
+        self._longest = max((len(b) for b in by_bytes), default=1)
+        self.single_byte = [by_bytes.get(bytes((b,)), -1) for b in range(256)]
+
+    @classmethod
+    def of(cls, vocab: Vocabulary) -> "ByteTokenizer":
+        """The shared tokenizer of ``vocab``."""
+        with _lock:
+            tok = _tables.get(vocab)
+            if tok is None:
+                tok = cls(vocab)
+                _tables[vocab] = tok
+            return tok
+
+    def accept(self, matcher, data: bytes, limit: int | None = None) -> tuple[list[int], int]:
+        """Accept ``data`` token by token (at most ``limit`` tokens): (tokens, bytes consumed).
+
+        Stops early (leaving the rest of ``data`` unread) when no token fits; the matcher has
+        accepted exactly the returned tokens.
+        """
+        out: list[int] = []
+        pos, n = 0, len(data)
+        while pos < n and (limit is None or len(out) < limit):
+            for size in range(min(self._longest, n - pos), 0, -1):
+                tid = self._ids.get(data[pos:pos + size])
+                if tid is not None and matcher.accept_token(tid):
+                    out.append(tid)
+                    pos += size
+                    break
+            else:
+                break
+        return out, pos

@@ -1,0 +1,357 @@
+"""The decode loop: logits -> grammar mask -> sampler chain -> token -> matcher -> model.
+
+Every step the model runs once over the batch (with its KV cache) while a worker thread
+computes the grammar masks of the rows' current states; torch releases the GIL inside its
+kernels, so the two overlap. Masks are applied in place on the logits. Tokens the grammar
+forces are appended without sampling (and fed to the model in the same forward pass).
+"""
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import torch
+
+from ..bitmask import apply_token_bitmask_inplace, bitmask_words
+from ..errors import DeadEndError, DecodingError, VocabularyError
+from .batch import KVBatch
+from .budget import CompletionPlanner
+from .byte_tokens import ByteTokenizer
+from .forcing import accept_forced, only_allowed_token
+from .prompts import encode_prompts, split_prompts
+from .result import (FINISH_LENGTH, FINISH_STOP, FINISH_STOP_STRING, GenerationResult,
+                     StepTiming)
+from .rows import Row
+from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling, resolve_vocab,
+                    seeds_for)
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Loop options shared by every row (see generate())."""
+
+    max_new_tokens: int = 256
+    stop: tuple[str, ...] = ()
+    force_tokens: bool = True
+    complete_within_budget: bool = False
+    budget_window: int | None = None
+    overlap: bool = True
+    max_forced_run: int = 64
+    budget_retries: int = 4
+
+
+class Decoder:
+    """Decodes a batch of rows; ``events()`` yields (row index, text piece) as text appears."""
+
+    def __init__(self, model, vocab, rows: list[Row], options: DecodeOptions,
+                 pad_token_id: int) -> None:
+        self.model = model
+        self.vocab = vocab
+        self.rows = rows
+        self.options = options
+        self.eos_ids = sorted(vocab.eos_token_ids)
+        self._eos = frozenset(self.eos_ids)
+        self._token_bytes = vocab.token_bytes
+        self._n_tokens = vocab.n_tokens
+        self.kv = KVBatch(model, pad_token_id)
+        self.words = bitmask_words(vocab.size)
+        self.bitmask = np.zeros((len(rows), self.words), dtype=np.int32)
+        self._bytes_tok = ByteTokenizer.of(vocab)
+        self._planner = CompletionPlanner(self._bytes_tok)
+        self.results: list[GenerationResult | None] = [None] * len(rows)
+
+    # masks (worker thread) ---------------------------------------------------------------------
+    def _fill_masks(self, active: list[Row]) -> float:
+        start = time.perf_counter()
+        for i, row in enumerate(active):
+            m = row.matcher
+            if m is None:
+                self.bitmask[i] = -1
+                row.only = -1
+                continue
+            m.fill_next_token_bitmask(self.bitmask, i)
+            words = self.bitmask[i]
+            if not words.any():
+                raise DeadEndError(f"prompt {row.index}: no token can follow the "
+                                   f"{len(row.tokens)} generated tokens")
+            row.only = only_allowed_token(words)
+        return time.perf_counter() - start
+
+    # choosing tokens (main thread) -------------------------------------------------------------
+    def _sample(self, row: Row, logits: torch.Tensor) -> int:
+        return int(row.chain.sample(logits, [row.history()])[0])
+
+    def _accept(self, row: Row, token: int) -> None:
+        if row.matcher is not None and not row.matcher.accept_token(token):
+            raise DeadEndError(f"prompt {row.index}: token {token} was sampled but the grammar "
+                               "does not allow it (mask and matcher disagree)")
+
+    def _forced_run(self, row: Row, room: int) -> list[int]:
+        if not self.options.force_tokens or row.matcher is None:
+            return []
+        return accept_forced(row.matcher, self._bytes_tok,
+                             min(room, self.options.max_forced_run))
+
+    def _budget_active(self, row: Row, remaining: int) -> bool:
+        opt = self.options
+        return (opt.complete_within_budget and row.matcher is not None
+                and (opt.budget_window is None or remaining <= opt.budget_window))
+
+    def _first_eos(self, row: Row) -> int:
+        for t in self.eos_ids:
+            if row.matcher is None or row.matcher.accept_token(t):
+                if row.matcher is not None:
+                    row.matcher.rollback(1)
+                return t
+        raise DeadEndError(f"prompt {row.index}: the grammar is complete but no "
+                           "end-of-sequence token is allowed")
+
+    def _advance(self, row: Row, logits: torch.Tensor) -> list[int]:
+        """Choose and accept this step's tokens: [] means EOS (the row is finished)."""
+        remaining = self.options.max_new_tokens - len(row.tokens)
+        if row.only >= 0:  # exactly one token allowed: no sampling
+            row.forced += 1
+            token = row.only
+        elif self._budget_active(row, remaining):
+            return self._advance_in_budget(row, logits, remaining)
+        else:
+            token = self._sample(row, logits)
+        if token in self._eos:
+            self._accept(row, token)
+            return []
+        self._accept(row, token)
+        forced = self._forced_run(row, remaining - 1)
+        row.forced += len(forced)
+        row.plan = None
+        return [token] + forced
+
+    def _advance_in_budget(self, row: Row, logits: torch.Tensor, remaining: int) -> list[int]:
+        m = row.matcher
+        plan = row.plan if row.plan is not None else self._planner.plan(m)
+        if plan is None:  # no completion found: decode as usual
+            token = self._sample(row, logits)
+            self._accept(row, token)
+            if token in self._eos:
+                return []
+            forced = self._forced_run(row, remaining - 1)
+            row.forced += len(forced)
+            return [token] + forced
+        if len(plan) + 1 >= remaining:  # follow the plan
+            if not plan:
+                token = self._first_eos(row)
+                self._accept(row, token)
+                row.steered += 1
+                return []
+            self._accept(row, plan[0])
+            row.steered += 1
+            row.plan = plan[1:]
+            return [plan[0]]
+        saved = logits.clone()
+        for _ in range(self.options.budget_retries):
+            token = self._sample(row, logits)
+            if token in self._eos:
+                self._accept(row, token)
+                row.plan = None
+                return []
+            self._accept(row, token)
+            forced = self._forced_run(row, remaining - 1)
+            used = 1 + len(forced)
+            after = plan[used:] if plan[:used] == [token] + forced else self._planner.plan(m)
+            if after is not None and used + len(after) + 1 <= remaining:
+                row.forced += len(forced)
+                row.plan = after
+                return [token] + forced
+            m.rollback(used)
+            saved[0, token] = -math.inf
+            if bool(torch.isneginf(saved).all()):
+                break
+            logits = saved.clone()
+        self._accept(row, plan[0])
+        row.steered += 1
+        row.plan = plan[1:]
+        return [plan[0]]
+
+    # the loop ------------------------------------------------------------------------------------
+    def _text(self, row: Row, tokens: Sequence[int]) -> bool:
+        n = self._n_tokens
+        data = b"".join(self._token_bytes[t] for t in tokens if t < n)
+        return row.tracker.feed(data)
+
+    def events(self) -> Iterator[tuple[int, str]]:
+        """Run to the end, yielding (prompt index, text piece) as whole characters appear."""
+        opt = self.options
+        active = list(self.rows)
+        constrained = any(r.matcher is not None for r in active)
+        pool = ThreadPoolExecutor(1, thread_name_prefix="constrained-mask") \
+            if (opt.overlap and constrained) else None
+        try:
+            pending: Future | None = None
+            mask_time = 0.0
+            if constrained:
+                if pool is not None:
+                    pending = pool.submit(self._fill_masks, active)
+                else:
+                    mask_time = self._fill_masks(active)
+            start = time.perf_counter()
+            logits = self.kv.prefill([r.prompt_ids for r in active])
+            if logits.shape[-1] < self.vocab.size:
+                raise VocabularyError(f"the model produced {logits.shape[-1]} logits but the "
+                                      f"vocabulary has {self.vocab.size} entries")
+            forward = self.kv.forward_time
+            prefill = time.perf_counter() - start
+            for r in active:
+                r.timings.prefill = prefill
+            while active:
+                step_start = time.perf_counter()
+                wait = 0.0
+                if pending is not None:
+                    w0 = time.perf_counter()
+                    mask_time = pending.result()
+                    wait = time.perf_counter() - w0
+                    pending = None
+                s0 = time.perf_counter()
+                n = len(active)
+                if constrained:
+                    apply_token_bitmask_inplace(logits, torch.from_numpy(self.bitmask[:n]),
+                                                self.vocab.size)
+                chunks: list[list[int]] = []
+                keep: list[int] = []
+                pieces: list[tuple[int, str]] = []
+                added: list[int] = []
+                for i, row in enumerate(active):
+                    tokens = self._advance(row, logits[i:i + 1])
+                    added.append(max(1, len(tokens)))
+                    if not tokens:
+                        row.finish = FINISH_STOP
+                    else:
+                        row.tokens.extend(tokens)
+                        if self._text(row, tokens):
+                            row.finish = FINISH_STOP_STRING
+                        elif len(row.tokens) >= opt.max_new_tokens:
+                            row.finish = FINISH_LENGTH
+                    piece = row.tracker.pending() if row.finish is None else ""
+                    if row.finish is None:
+                        keep.append(i)
+                        chunks.append(tokens)
+                    if piece:
+                        pieces.append((row.index, piece))
+                sample = time.perf_counter() - s0
+                total = (time.perf_counter() - step_start) + forward
+                for i, row in enumerate(active):
+                    row.timings.steps.append(StepTiming(total=total, forward=forward,
+                                                        mask=mask_time, mask_wait=wait,
+                                                        sample=sample, n_tokens=added[i]))
+                    if row.finish is not None:
+                        row.tracker.finish()
+                        tail = row.tracker.pending()
+                        if tail:
+                            pieces.append((row.index, tail))
+                        self.results[row.index] = row.result()
+                yield from pieces
+                if len(keep) != n:
+                    active = [active[i] for i in keep]
+                    if not active:
+                        break
+                    self.kv.keep(keep)
+                    constrained = any(r.matcher is not None for r in active)
+                mask_time = 0.0
+                if constrained:
+                    if pool is not None:
+                        pending = pool.submit(self._fill_masks, active)
+                    else:
+                        mask_time = self._fill_masks(active)
+                logits = self.kv.step(chunks)
+                forward = self.kv.forward_time
+        finally:
+            if pending is not None:
+                pending.cancel()
+            if pool is not None:
+                pool.shutdown(wait=True)
+
+
+# public entry points ---------------------------------------------------------------------------
+def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=None,
+                  max_new_tokens: int = 256, stop: str | Sequence[str] | None = None,
+                  seed: int | Sequence[int] | None = None, chat: bool = False,
+                  system: str | None = None, force_tokens: bool = True,
+                  complete_within_budget: bool = False, budget_window: int | None = None,
+                  overlap: bool = True) -> tuple[Decoder, bool]:
+    """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
+    from samplers import SamplerChain, SamplingParams
+    if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) \
+            or max_new_tokens < 1:
+        raise DecodingError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    items, single = split_prompts(prompts)
+    n = len(items)
+    vocab, tokenizer = resolve_vocab(tokenizer_or_vocab, logits_width(model))
+    grammars = per_prompt(grammar, n, "grammar")
+    samplings = per_prompt(sampling, n, "sampling")
+    seeds = seeds_for(seed, n)
+    compiled = [resolve_grammar(g, vocab) for g in grammars]
+    params = []
+    for r in range(n):
+        p = resolve_sampling(samplings[r], seeds[r])
+        if seed is None and p.seed is not None and not isinstance(sampling, (list, tuple)):
+            p = p.replace(seed=p.seed + r)
+        params.append(p)
+    stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
+    prompt_ids = encode_prompts(items, tokenizer, chat=chat, system=system)
+    for ids in prompt_ids:
+        bad = [t for t in ids if not 0 <= t < vocab.size]
+        if bad:
+            raise DecodingError(f"prompt token id {bad[0]} is outside the vocabulary")
+    token_bytes, n_tok = vocab.token_bytes, vocab.n_tokens
+
+    def _text_of(i: int) -> bytes:
+        return token_bytes[i] if i < n_tok else b""
+
+    rows = []
+    for r in range(n):
+        assert isinstance(params[r], SamplingParams)
+        chain = SamplerChain(params[r], vocab_size=vocab.size, token_texts=_text_of,
+                             eos_token_ids=sorted(vocab.eos_token_ids))
+        rows.append(Row(r, prompt_ids[r], compiled[r], chain, stops))
+    pad = getattr(tokenizer, "pad_token_id", None) if tokenizer is not None else None
+    if pad is None:
+        pad = min(vocab.eos_token_ids)
+    options = DecodeOptions(max_new_tokens=max_new_tokens, stop=stops,
+                            force_tokens=force_tokens,
+                            complete_within_budget=complete_within_budget,
+                            budget_window=budget_window, overlap=overlap)
+    return Decoder(model, vocab, rows, options, pad), single
+
+
+def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=None,
+             max_new_tokens: int = 256, stop: str | Sequence[str] | None = None,
+             seed: int | Sequence[int] | None = None, chat: bool = False,
+             system: str | None = None, force_tokens: bool = True,
+             complete_within_budget: bool = False, budget_window: int | None = None,
+             overlap: bool = True) -> GenerationResult | list[GenerationResult]:
+    """Generate from a Hugging Face causal LM, constrained by a grammar.
+
+    ``prompts``: text, chat messages, token ids, or a list of those (one batch; rows leave it
+    as they finish). ``grammar``: a Grammar, a CompiledGrammar for this vocabulary, None
+    (unconstrained), or one per prompt. ``sampling``: samplers.SamplingParams or a dict of its
+    field names (temperature, top_k, top_p, min_p, ...), or one per prompt. ``seed``: one seed
+    (row r uses seed + r) or one per prompt. ``stop``: strings that end the text (cut before).
+    ``chat`` applies the tokenizer's chat template (with ``system`` as the system message).
+    ``force_tokens`` appends forced text without sampling. ``complete_within_budget`` steers
+    the last tokens so the output is a complete sentence within ``max_new_tokens`` (counting
+    the end-of-sequence token); ``budget_window`` limits that to the last N tokens.
+    ``overlap`` computes masks in a worker thread while the model runs.
+
+    Returns one GenerationResult for a single prompt, else a list in prompt order.
+    """
+    decoder, single = build_decoder(
+        model, tokenizer_or_vocab, prompts, grammar=grammar, sampling=sampling,
+        max_new_tokens=max_new_tokens, stop=stop, seed=seed, chat=chat, system=system,
+        force_tokens=force_tokens, complete_within_budget=complete_within_budget,
+        budget_window=budget_window, overlap=overlap)
+    for _ in decoder.events():
+        pass
+    results = decoder.results
+    return results[0] if single else results
