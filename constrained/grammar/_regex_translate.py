@@ -42,16 +42,46 @@ def to_interegular(pattern: str, flags: str | frozenset[str] | tuple = "", *, na
     if unknown:
         raise GrammarError(f"terminal {name}: regex flag(s) {''.join(sorted(unknown))} "
                            "are not supported")
+    translator = _Translator(pattern, flags)
     try:
-        out = _Translator(pattern, flags).translate()
+        out = translator.translate()
     except _Fail as e:
         raise GrammarError(f"terminal {name}: {e} in pattern {pattern!r}") from None
     try:
-        interegular.parse_pattern(out)
+        parsed = interegular.parse_pattern(out)
     except Exception as e:  # interegular raises several types
         raise GrammarError(f"terminal {name}: pattern {pattern!r} cannot be turned into an "
                            f"automaton ({type(e).__name__}: {e})") from None
+    if translator.lazy and not _prefix_free(parsed):
+        raise GrammarError(
+            f"terminal {name}: lazy quantifier in {pattern!r}: a lexer matching at a position "
+            "takes the shortest match, which differs from the pattern's full-match language "
+            "here; write the terminal without lazy quantifiers (e.g. [^x]* instead of .*?x)")
     return out
+
+
+def _prefix_free(parsed) -> bool:
+    """No string of the language has a proper prefix in the language.
+
+    Then a lazy quantifier cannot change which prefix of the input is the match, so dropping
+    the laziness keeps the terminal's meaning exactly.
+    """
+    try:
+        fsm = parsed.to_fsm()
+    except Exception:
+        return False
+    finals = set(fsm.finals)
+    for f in finals:
+        seen = set()
+        todo = list(fsm.map.get(f, {}).values())
+        while todo:
+            q = todo.pop()
+            if q in finals:
+                return False
+            if q not in seen:
+                seen.add(q)
+                todo.extend(fsm.map.get(q, {}).values())
+    return True
 
 
 def escape_literal(text: str) -> str:
@@ -157,6 +187,7 @@ class _Translator:
         self.flags = [set(flags)]
         self.out: list[str] = []
         self.group_depth = 0
+        self.lazy = False
         self._global_flags()
 
     def _global_flags(self) -> None:
@@ -238,7 +269,8 @@ class _Translator:
 
     def _quantifier_suffix(self) -> None:
         if self.i < len(self.p) and self.p[self.i] == "?":
-            self.i += 1  # lazy: same language for a full match
+            self.i += 1  # lazy: see _check_lazy
+            self.lazy = True
         elif self.i < len(self.p) and self.p[self.i] == "+":
             raise _Fail("possessive quantifiers are not supported")
 

@@ -21,6 +21,13 @@ from ._regex_translate import escape_literal, to_interegular
 
 _WHERE = re.compile(r"line (\d+),? col(?:umn)? (\d+)")
 
+# Patterns of Lark's bundled grammars that use lookbehind, with exact regular equivalents of the
+# tokens Lark's matcher produces for them (common.ESCAPED_STRING: a double-quoted string on one
+# line whose closing quote is not escaped by an odd number of backslashes).
+_KNOWN_PATTERNS = {
+    r'".*?(?<!\\)(\\\\)*?"': r'"(?:[^"\\\n]|\\[^\n])*"',
+}
+
 
 def grammar_from_lark(cls, text: str, start: str = "start", *,
                       import_paths: Iterable[str] = (), path: str | None = None,
@@ -141,7 +148,7 @@ def _terminal(tdef) -> Terminal:
     if isinstance(pat, lark.lexer.PatternStr):
         source = escape_literal(pat.value)
     else:
-        source = pat.value
+        source = _KNOWN_PATTERNS.get(pat.value, pat.value)
     regex = to_interegular(source, flags, name=tdef.name)
     _check_language(tdef.name, regex)
     return Terminal(str(tdef.name), regex, int(tdef.priority or 0))

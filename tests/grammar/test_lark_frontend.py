@@ -196,3 +196,32 @@ def test_lark_reads_templates_and_operators():
         %ignore " "
     ''')
     assert g.ignore and all(len(t.pattern) >= 1 for t in g.terminals.values())
+
+
+def test_escaped_string_from_common_is_exact():
+    """common.ESCAPED_STRING uses a lookbehind; its replacement yields the same tokens."""
+    import random
+    import re
+
+    import lark
+
+    g = Grammar.from_lark("start: ESCAPED_STRING\n%import common.ESCAPED_STRING\n")
+    ours = re.compile(g.terminals["ESCAPED_STRING"].pattern)
+    parser = lark.Lark("start: ESCAPED_STRING\n%import common.ESCAPED_STRING\n")
+    (tdef,) = [t for t in parser.terminals if t.name == "ESCAPED_STRING"]
+    theirs = re.compile(tdef.pattern.to_regexp())
+    rng = random.Random(3)
+    for _ in range(3000):
+        s = '"' + "".join(rng.choice('ab"\\\n') for _ in range(rng.randint(0, 8)))
+        m = theirs.match(s)
+        prefixes = [k for k in range(len(s) + 1) if ours.fullmatch(s[:k])]
+        assert len(prefixes) <= 1
+        assert (m.end() if m else None) == (prefixes[0] if prefixes else None), repr(s)
+
+
+def test_lazy_quantifiers_only_when_harmless():
+    g = Grammar.from_lark('start: T\nT: /"[^"]*?"/\n')
+    assert "?" not in g.terminals["T"].pattern
+    for pattern in ("/<!--.*?-->/", "/a+?/"):
+        with pytest.raises(GrammarError, match="T: lazy quantifier"):
+            Grammar.from_lark(f"start: T\nT: {pattern}\n")
