@@ -167,7 +167,7 @@ class _GbnfParser:
             elif c in "*+?{":
                 if not last:
                     raise self.error(f"expecting an item before {c!r}")
-                lo, hi = self.quantifier()
+                lo, hi = self.quantifier(nested)
                 del seq[len(seq) - len(last):]
                 last = self.repeat(rule, last, lo, hi)
                 seq.extend(last)
@@ -240,7 +240,7 @@ class _GbnfParser:
             raise self.error("empty character class", start)
         return self.charset_terminal((negate, tuple(merge_ranges(ranges))))
 
-    def quantifier(self) -> tuple[int, int | None]:
+    def quantifier(self, nested: bool) -> tuple[int, int | None]:
         c = self.peek()
         start = self.i
         self.i += 1
@@ -250,20 +250,20 @@ class _GbnfParser:
             return 1, None
         if c == "?":
             return 0, 1
-        self.space(True)
+        self.space(nested)
         lo = self.integer()
-        self.space(True)
+        self.space(nested)
         if self.peek() == "}":
             self.i += 1
             return lo, lo
         if self.peek() != ",":
             raise self.error("expecting ',' or '}'")
         self.i += 1
-        self.space(True)
+        self.space(nested)
         hi = None
         if self.peek().isdigit():
             hi = self.integer()
-            self.space(True)
+            self.space(nested)
         if self.peek() != "}":
             raise self.error("expecting '}'")
         self.i += 1
