@@ -176,3 +176,16 @@ def test_token_texts_callable_and_newline_detection():
     texts = ["a", "\n", "b"]
     ch = SamplerChain(SamplingParams(), vocab_size=3, token_texts=lambda i: texts[i])
     assert ch.newline_token_ids == [1]
+
+
+def test_samplers_package_never_imports_constrained():
+    import ast
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2] / "samplers"
+    for path in root.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.split(".")[0] == "constrained" for a in node.names), path
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert (node.module or "").split(".")[0] != "constrained", path
