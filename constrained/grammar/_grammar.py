@@ -49,7 +49,7 @@ class Grammar:
 
     @classmethod
     def from_gbnf(cls, text: str, start: str = "root") -> "Grammar":
-        """A grammar from llama.cpp GBNF text (character level; the whole text matches ``start``)."""
+        """A grammar from llama.cpp GBNF text (character level; the whole text matches start)."""
         from .gbnf_frontend import grammar_from_gbnf
         return grammar_from_gbnf(cls, text, start)
 

@@ -10,7 +10,9 @@ naming the terminal. The result is checked with ``interegular.parse_pattern``.
 """
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from functools import lru_cache
 
 import interegular
@@ -355,7 +357,6 @@ class _Translator:
             m = re.compile(r"\{([^}]*)\}").match(p, self.i)
             if not m:
                 raise _Fail("bad \\N escape")
-            import unicodedata
             try:
                 ch = unicodedata.lookup(m.group(1))
             except KeyError:
@@ -417,12 +418,7 @@ class _Translator:
         if "i" in self._f:
             items = _fold_ranges(items)
         ranges = merge_ranges(items)
-        body = "".join(shorthands)
-        if not ranges and not shorthands:
-            self.out.append("[\\s\\S]" if negate else "(?:[^\\s\\S])")
-            if not negate:
-                raise _Fail("empty character class")
-            return
+        body = "".join(shorthands)  # a class always holds at least one item in Python syntax
         inner = ranges_to_class(ranges)[1:-1]
         self.out.append("[" + ("^" if negate else "") + inner + body + "]")
 
@@ -442,9 +438,7 @@ class _Translator:
 
 def _fold_ranges(items: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Add the case variants of every character in the ranges."""
-    import bisect
     out = list(items)
-    _, cased = (None, None)
     for lo, hi in items:
         if hi - lo < 512:
             cps = range(lo, hi + 1)
