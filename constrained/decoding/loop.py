@@ -189,6 +189,14 @@ class Decoder:
         pool = ThreadPoolExecutor(1, thread_name_prefix="constrained-mask") \
             if (opt.overlap and constrained) else None
         try:
+            prefill_chunks = []
+            for row in active:  # text the grammar forces at the very start joins the prompt
+                forced = self._forced_run(row, opt.max_new_tokens - 1)
+                if forced:
+                    row.forced += len(forced)
+                    row.tokens.extend(forced)
+                    self._text(row, forced)
+                prefill_chunks.append(row.prompt_ids + forced)
             pending: Future | None = None
             mask_time = 0.0
             if constrained:
@@ -197,7 +205,7 @@ class Decoder:
                 else:
                     mask_time = self._fill_masks(active)
             start = time.perf_counter()
-            logits = self.kv.prefill([r.prompt_ids for r in active])
+            logits = self.kv.prefill(prefill_chunks)
             if logits.shape[-1] < self.vocab.size:
                 raise VocabularyError(f"the model produced {logits.shape[-1]} logits but the "
                                       f"vocabulary has {self.vocab.size} entries")
@@ -223,9 +231,15 @@ class Decoder:
                 pieces: list[tuple[int, str]] = []
                 added: list[int] = []
                 for i, row in enumerate(active):
-                    tokens = self._advance(row, logits[i:i + 1])
+                    if row.tracker.stopped:  # a stop string in the forced start text
+                        tokens = []
+                        row.finish = FINISH_STOP_STRING
+                    else:
+                        tokens = self._advance(row, logits[i:i + 1])
                     added.append(max(1, len(tokens)))
-                    if not tokens:
+                    if row.finish is not None:
+                        pass
+                    elif not tokens:
                         row.finish = FINISH_STOP
                     else:
                         row.tokens.extend(tokens)

@@ -1,0 +1,149 @@
+"""The decode loop on a tiny random model: validity under sampling, budget, batches, errors."""
+import json
+import re
+
+import pytest
+import torch
+
+from constrained import DecodingError, Grammar, VocabularyError, generate, stream
+from constrained.compiler import compile_grammar
+from constrained.decoding import GrammarLogitsProcessor
+from constrained.vocabulary import Vocabulary
+
+HOT = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}
+VERY_HOT = {"temperature": 5.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}
+PATTERN = r'\{"a": [0-9]{1,3}, "b": "[a-zé]{0,8}"\}'
+PROMPT = [1, 2, 3]
+
+
+@pytest.mark.parametrize("sampling", [HOT, VERY_HOT], ids=["t1", "t5"])
+def test_decoding_regex_outputs_match_under_sampling(tiny, sampling):
+    model, vocab = tiny
+    cg = compile_grammar(Grammar.from_regex(PATTERN), vocab)
+    for seed in range(4):
+        r = generate(model, vocab, PROMPT, grammar=cg, sampling=sampling, seed=seed,
+                     max_new_tokens=40)
+        assert r.finish_reason == "stop" and r.complete
+        assert re.fullmatch(PATTERN, r.text), r.text
+        assert vocab.decode(r.token_ids).decode("utf-8") == r.text
+        assert r.forced_tokens >= 4  # the fixed keys and punctuation are forced
+
+
+def test_decoding_forced_tokens_are_fed_without_sampling(tiny):
+    model, vocab = tiny
+    g = Grammar.from_regex(r'\{"key": "value"\}')
+    r = generate(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=0, max_new_tokens=20)
+    assert r.text == '{"key": "value"}' and r.finish_reason == "stop"
+    assert r.forced_tokens == r.n_tokens + 1  # every text token and the EOS were forced
+    assert len(r.timings.steps) == 1          # the forced text went in with the prompt
+
+
+def test_decoding_json_grammar_with_budget_always_completes(tiny):
+    model, vocab = tiny
+    g = Grammar.from_file("grammars/json.lark")
+    cg = compile_grammar(g, vocab)
+    for seed in range(4):
+        r = generate(model, vocab, PROMPT, grammar=cg, sampling=VERY_HOT, seed=seed,
+                     max_new_tokens=12, complete_within_budget=True)
+        assert r.complete and r.finish_reason == "stop", r
+        assert r.n_tokens + 1 <= 12
+        json.loads(r.text)
+
+
+def test_decoding_budget_steers_regex_to_a_complete_sentence(tiny):
+    model, vocab = tiny
+    pattern = r'\[[a-z]{1,20}(, [a-z]{1,20}){0,5}\]'
+    for seed in range(3):
+        r = generate(model, vocab, PROMPT, grammar=Grammar.from_regex(pattern), sampling=HOT,
+                     seed=seed, max_new_tokens=6, complete_within_budget=True)
+        assert r.finish_reason == "stop" and re.fullmatch(pattern, r.text), r.text
+    # without the option, the same budget usually cuts the sentence short
+    r = generate(model, vocab, PROMPT, grammar=Grammar.from_regex(r'[a-z]{30}'), sampling=HOT,
+                 seed=0, max_new_tokens=5)
+    assert r.finish_reason == "length" and not r.complete
+
+
+def test_decoding_batch_equals_one_by_one(tiny):
+    model, vocab = tiny
+    grammars = [Grammar.from_regex(PATTERN), None, Grammar.from_file("grammars/json.lark"),
+                Grammar.from_regex(r"[0-9]{2,12}")]
+    prompts = [[1, 2, 3], [5, 6], [7, 8, 9, 10, 11], [4]]
+    seeds = [11, 12, 13, 14]
+    batch = generate(model, vocab, prompts, grammar=grammars, sampling=HOT, seed=seeds,
+                     max_new_tokens=24)
+    for p, g, s, got in zip(prompts, grammars, seeds, batch):
+        alone = generate(model, vocab, p, grammar=g, sampling=HOT, seed=s, max_new_tokens=24)
+        assert got.token_ids == alone.token_ids
+        assert got.text == alone.text and got.finish_reason == alone.finish_reason
+
+
+def test_decoding_overlap_and_sync_agree(tiny):
+    model, vocab = tiny
+    g = Grammar.from_file("grammars/json.lark")
+    a = generate(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=5, max_new_tokens=20)
+    b = generate(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=5, max_new_tokens=20,
+                 overlap=False)
+    assert a.token_ids == b.token_ids
+
+
+def test_decoding_stream_never_splits_characters(tiny):
+    model, vocab = tiny
+    g = Grammar.from_regex(r"(é|ü|😀|字){4,10}")
+    s = stream(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=1, max_new_tokens=40,
+               force_tokens=False)
+    pieces = list(s)
+    assert "".join(pieces) == s.result.text
+    assert len(pieces) > 1
+    for piece in pieces:
+        assert "\ufffd" not in piece
+        assert piece.encode("utf-8").decode("utf-8") == piece
+
+
+def test_decoding_stop_strings_cut_and_hold_back(tiny):
+    model, vocab = tiny
+    g = Grammar.from_regex(r"abcabcab(xy)?zz")
+    s = stream(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=0, max_new_tokens=30,
+               stop=["cab", "q"])
+    pieces = list(s)
+    assert s.result.text == "ab" and s.result.finish_reason == "stop_string"
+    assert "".join(pieces) == "ab"
+
+
+def test_decoding_processor_matches_loop_greedily(tiny):
+    model, vocab = tiny
+    cg = compile_grammar(Grammar.from_file("grammars/json.lark"), vocab)
+    loop = generate(model, vocab, PROMPT, grammar=cg, sampling={"temperature": 0.0},
+                    max_new_tokens=15, force_tokens=False)
+    proc = GrammarLogitsProcessor(cg)
+    out = model.generate(torch.tensor([PROMPT]), logits_processor=[proc], do_sample=False,
+                         max_new_tokens=15, pad_token_id=256, eos_token_id=256)
+    got = out[0, len(PROMPT):].tolist()
+    if got and got[-1] == 256:
+        got = got[:-1]
+    assert got == loop.token_ids
+
+
+def test_decoding_bad_inputs_raise_typed_errors(tiny):
+    model, vocab = tiny
+    with pytest.raises(DecodingError, match="empty batch"):
+        generate(model, vocab, [], max_new_tokens=4)
+    other = Vocabulary.from_token_bytes(list(vocab.token_bytes[:256]) + [b"<eos>"],
+                                        eos_token_ids=[256], vocab_size=vocab.size)
+    foreign = compile_grammar(Grammar.from_regex("[a-z]+"), other)
+    with pytest.raises(VocabularyError, match="another vocabulary"):
+        generate(model, vocab, PROMPT, grammar=foreign, max_new_tokens=4)
+    wide = Vocabulary.from_token_bytes(vocab.token_bytes, eos_token_ids=[256],
+                                       vocab_size=vocab.size + 64)
+    with pytest.raises(VocabularyError, match="does not fit"):
+        generate(model, wide, PROMPT, max_new_tokens=4)
+    with pytest.raises(VocabularyError, match="does not fit"):
+        GrammarLogitsProcessor(compile_grammar(Grammar.from_regex("a+"), wide))(
+            torch.tensor([PROMPT]), torch.zeros((1, vocab.size)))
+    with pytest.raises(DecodingError, match="max_new_tokens"):
+        generate(model, vocab, PROMPT, max_new_tokens=0)
+    with pytest.raises(DecodingError, match="2 entries for 3 prompts"):
+        generate(model, vocab, [PROMPT] * 3, grammar=[None, None], max_new_tokens=2)
+    with pytest.raises(DecodingError, match="unknown sampling parameter"):
+        generate(model, vocab, PROMPT, sampling={"temprature": 1.0}, max_new_tokens=2)
+    with pytest.raises(DecodingError, match="need a tokenizer"):
+        generate(model, vocab, "text prompt", max_new_tokens=2)
