@@ -25,6 +25,7 @@ class ByteNFA:
         self.final = 0
         self._max_nodes = max_nodes
         self._seq_cache: dict[tuple, list] = {}
+        self.range_cache: dict[tuple[int, int], list] = {}   # (id(char group), flags)
 
     def new_node(self) -> int:
         if len(self.eps) >= self._max_nodes:
@@ -111,7 +112,12 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
             cur = y
         return a, end
     if isinstance(node, _p._CharGroup):
-        return nfa.char_set(_char_group_ranges(node, flags))
+        # repeats rebuild the same group many times: convert its (maybe huge) set once
+        key = (id(node), flags.value)
+        ranges = nfa.range_cache.get(key)
+        if ranges is None:
+            ranges = nfa.range_cache[key] = _char_group_ranges(node, flags)
+        return nfa.char_set(ranges)
     if node is _p._DOT:
         ranges = [(0, 0x10FFFF)] if flags & _S else complement_ranges([(10, 10)])
         return nfa.char_set(ranges)
