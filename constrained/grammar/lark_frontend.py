@@ -35,7 +35,10 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
     """See ``Grammar.from_lark``."""
     if not isinstance(text, str):
         raise TypeError(f"grammar text must be a str, not {type(text).__name__}")
-    parser = _load(text, start, list(import_paths), path, allow_outside_imports)
+    if isinstance(import_paths, (str, os.PathLike)):
+        import_paths = [import_paths]
+    import_paths = [os.fspath(p) if isinstance(p, os.PathLike) else p for p in import_paths]
+    parser = _load(text, start, import_paths, path, allow_outside_imports)
     terminals = {str(t.name): _terminal(t) for t in parser.terminals}
     rules: dict[str, list[tuple[str, ...]]] = {}
     for rule in parser.rules:
@@ -119,7 +122,7 @@ def _import_guard(import_paths: list[str], path: str | None,
     unless ``allow_outside`` is set, since Lark would resolve them against the current
     script or working directory.
     """
-    roots = [os.path.realpath(p) for p in import_paths]
+    roots = [os.path.realpath(p) for p in import_paths if isinstance(p, str)]
     if path is not None:
         roots.append(os.path.realpath(os.path.dirname(os.path.abspath(path))))
 

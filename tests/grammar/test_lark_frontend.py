@@ -225,3 +225,9 @@ def test_lazy_quantifiers_only_when_harmless():
     for pattern in ("/<!--.*?-->/", "/a+?/"):
         with pytest.raises(GrammarError, match="T: lazy quantifier"):
             Grammar.from_lark(f"start: T\nT: {pattern}\n")
+
+
+def test_import_paths_may_be_one_path(tmp_path):
+    (tmp_path / "lib.lark").write_text('WORD: /[a-z]+/\n')
+    g = Grammar.from_lark("start: WORD\n%import lib.WORD\n", import_paths=tmp_path)
+    assert "WORD" in g.terminals
