@@ -18,6 +18,7 @@ from ..errors import RegexError
 _META = set("\\.^$*+?{}[]|()")
 _FLAG_GROUP = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]+))?([:)])")
 _QUANTIFIER = re.compile(r"\{\d*(,\d*)?\}")
+_QUANTIFIER_END = re.compile(r"\{\d*(,\d*)?\}$")
 _CLASS_META = set("\\]-^[")
 
 
@@ -211,7 +212,8 @@ def check_and_rewrite(pattern: str) -> RewrittenPattern:
             i += 1
             continue
         if c in "*+?}" and i + 1 < n and pattern[i + 1] == "+" and i > 0:
-            if c != "?" or pattern[i - 1] != "(":
+            closes_quantifier = c != "}" or _QUANTIFIER_END.search(pattern, 0, i + 1)
+            if (c != "?" or pattern[i - 1] != "(") and closes_quantifier:
                 raise _unsupported("a possessive quantifier", i)
         if c == "|" and depth == 0:
             pending_end.clear()

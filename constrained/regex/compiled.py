@@ -91,8 +91,13 @@ def _dfa_for(pattern: str, max_states: int, use_cache: bool) -> ByteDFA:
 
 
 def compile_regex(grammar: Grammar, vocab: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES,
-                  cache: bool = True, precompute: bool | str = "auto") -> CompiledRegex:
-    """Compile a single-regex grammar (see compile_grammar for the options)."""
+                  cache: bool = True, precompute: bool | str = "auto",
+                  **other_options) -> CompiledRegex:
+    """Compile a single-regex grammar (see compile_grammar for the options).
+
+    Options meant for the context-free engine (``other_options``) do not apply to a regex and
+    are ignored, so callers can pass one set of options for any grammar.
+    """
     pattern = grammar.regex
     if pattern is None:
         raise ValueError("compile_regex needs a grammar made by Grammar.from_regex")

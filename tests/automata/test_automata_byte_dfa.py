@@ -77,7 +77,8 @@ def test_empty_language():
 
 @pytest.mark.parametrize("pattern,pos", [(r"(a)\1", 3), (r"x(?=y)", 1), (r"a(?<!b)", 1),
                                          (r"a++", 1), (r"(?>a)", 0), (r"a[", 1), (r"ab\b", 2),
-                                         (r"a$b", 1), (r"(?P<n>a)(?P=n)", 8), (r"a)", 1)])
+                                         (r"a$b", 1), (r"(?P<n>a)(?P=n)", 8), (r"a)", 1),
+                                         (r"a{2}+", 3)])
 def test_bad_patterns_name_the_position(pattern, pos):
     with pytest.raises(RegexError) as info:
         regex_to_byte_dfa(pattern)
@@ -119,7 +120,7 @@ SYNTAX_PATTERNS = [r"[]-a]+", r"[^]]+", r"\.", r"[.]", r"a|", r"|a", r"(|a)b", r
                    r"[a-]+", r"\n[^\n]", r"\f\v\a", r"a{2,}", r"a{,2}b", r"a{0}", r"(a{2}){2}",
                    r"[\s\d]+", r"x{1,3}?", r"a*?b", r"[\x41-\x43]+", r"(?s).", r"(?m)a",
                    r"(?a)\w", r"\Z", r"[\]]", r"\{", r"a{", r"a{1", r"{", r"a}", r"\-", r"[\^]",
-                   r"[*+?]+", r"(?i)[a-c]+", r"(?i)[^a]", r"\u00e9\U0001F600\N{BULLET}",
+                   r"[*+?]+", r"(?i)[a-c]+", r"(?i)[^a]", r"\u00e9\U0001F600\N{BULLET}", r"a}+",
                    r"(?#comment)ab", r"a(?#x)b", r"\x7f\x80", r"(?ai:A)b"]
 
 
@@ -139,3 +140,9 @@ def test_unsupported_flags_name_the_position():
     with pytest.raises(RegexError) as info:
         regex_to_byte_dfa(r"ab(?x: c)")
     assert info.value.position == 2
+
+
+def test_large_character_classes():
+    dfa = regex_to_byte_dfa(r"[\u0100-\U0010FFFF]{1,3}")
+    assert dfa.accepts("€😀".encode()) and not dfa.accepts(b"a") and not dfa.accepts(b"")
+    assert not dfa.accepts("\u00ff".encode())
