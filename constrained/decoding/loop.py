@@ -30,6 +30,9 @@ from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling,
                     seeds_for)
 
 
+_SLOW_MASK_SECONDS = 0.002
+
+
 @dataclass(frozen=True)
 class DecodeOptions:
     """Loop options shared by every row (see generate())."""
@@ -39,7 +42,7 @@ class DecodeOptions:
     force_tokens: bool = True
     complete_within_budget: bool = False
     budget_window: int | None = None
-    overlap: bool = True
+    overlap: bool | str = "auto"
     max_forced_run: int = 64
     budget_retries: int = 4
 
@@ -188,6 +191,10 @@ class Decoder:
         constrained = any(r.matcher is not None for r in active)
         pool = ThreadPoolExecutor(1, thread_name_prefix="constrained-mask") \
             if (opt.overlap and constrained) else None
+        # "auto": hand the mask to the worker only after a slow (first-visit) mask; warm masks
+        # take microseconds, less than waking a thread on a busy machine
+        use_pool = opt.overlap is True or opt.overlap == "auto"
+        slow = _SLOW_MASK_SECONDS if opt.overlap == "auto" else -1.0
         try:
             prefill_chunks = []
             for row in active:  # text the grammar forces at the very start joins the prompt
@@ -200,7 +207,7 @@ class Decoder:
             pending: Future | None = None
             mask_time = 0.0
             if constrained:
-                if pool is not None:
+                if pool is not None and use_pool:
                     pending = pool.submit(self._fill_masks, active)
                 else:
                     mask_time = self._fill_masks(active)
@@ -272,9 +279,10 @@ class Decoder:
                         break
                     self.kv.keep(keep)
                     constrained = any(r.matcher is not None for r in active)
+                use_pool = mask_time > slow
                 mask_time = 0.0
                 if constrained:
-                    if pool is not None:
+                    if pool is not None and use_pool:
                         pending = pool.submit(self._fill_masks, active)
                     else:
                         mask_time = self._fill_masks(active)
@@ -293,7 +301,7 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                   seed: int | Sequence[int] | None = None, chat: bool = False,
                   system: str | None = None, force_tokens: bool = True,
                   complete_within_budget: bool = False, budget_window: int | None = None,
-                  overlap: bool = True) -> tuple[Decoder, bool]:
+                  overlap: bool | str = "auto") -> tuple[Decoder, bool]:
     """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
     from samplers import SamplerChain, SamplingParams
     if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) \
@@ -344,7 +352,7 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
              seed: int | Sequence[int] | None = None, chat: bool = False,
              system: str | None = None, force_tokens: bool = True,
              complete_within_budget: bool = False, budget_window: int | None = None,
-             overlap: bool = True) -> GenerationResult | list[GenerationResult]:
+             overlap: bool | str = "auto") -> GenerationResult | list[GenerationResult]:
     """Generate from a Hugging Face causal LM, constrained by a grammar.
 
     ``prompts``: text, chat messages, token ids, or a list of those (one batch; rows leave it
@@ -356,7 +364,9 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     ``force_tokens`` appends forced text without sampling. ``complete_within_budget`` steers
     the last tokens so the output is a complete sentence within ``max_new_tokens`` (counting
     the end-of-sequence token); ``budget_window`` limits that to the last N tokens.
-    ``overlap`` computes masks in a worker thread while the model runs.
+    ``overlap`` computes masks in a worker thread while the model runs: True every step,
+    "auto" (default) after a step whose masks were slow (first visits of grammar states),
+    False never.
 
     Returns one GenerationResult for a single prompt, else a list in prompt order.
     """
