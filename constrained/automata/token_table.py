@@ -126,7 +126,9 @@ class TokenTable:
     def _compute(self, state: int) -> TokenRow:
         ends = self._walk(state)
         mask = pack_bool(ends >= 0, self.vocab.size)
-        return TokenRow(self, state, mask, ends)
+        # end states are not kept (a permissive state has ~10^5 of them); asked for, they are
+        # walked again
+        return TokenRow(self, state, mask)
 
     def save(self) -> bool:
         """Persist the computed rows (no-op when nothing new was computed)."""
