@@ -67,7 +67,7 @@ class TokenRow:
 class TokenTable:
     """See the module docstring."""
 
-    _registry: "weakref.WeakValueDictionary[tuple[str, str], TokenTable]" = \
+    _registry: "weakref.WeakValueDictionary[tuple[str, str, bool], TokenTable]" = \
         weakref.WeakValueDictionary()
     _registry_lock = threading.Lock()
 
@@ -84,8 +84,8 @@ class TokenTable:
 
     @classmethod
     def get(cls, dfa: ByteDFA, vocab: Vocabulary, disk_cache: bool = True) -> "TokenTable":
-        """The shared table for (dfa.key, vocab.hash)."""
-        key = (dfa.key, vocab.hash)
+        """The shared table for (dfa.key, vocab.hash) (one with and one without disk cache)."""
+        key = (dfa.key, vocab.hash, bool(disk_cache))
         with cls._registry_lock:
             table = cls._registry.get(key)
             if table is None:
