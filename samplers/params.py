@@ -47,6 +47,18 @@ _KOBOLD_IDS = {
 KOBOLDAI_DEFAULT_ORDER = (6, 0, 1, 2, 3, 4, 5)
 KOBOLDCPP_DEFAULT_ORDER = (6, 0, 1, 3, 4, 2, 5)
 
+# other spellings of parameter names (llama.cpp server, KoboldAI / koboldcpp API, HF)
+_PARAM_ALIASES = {
+    "temp": "temperature", "typ_p": "typical_p", "typical": "typical_p", "tfs": "tfs_z",
+    "nsigma": "top_n_sigma", "top_nsigma": "top_n_sigma",
+    "rep_pen": "repeat_penalty", "repetition_penalty": "repeat_penalty", "penalty_repeat": "repeat_penalty",
+    "penalty_last_n": "repeat_last_n", "repeat_last_n": "repeat_last_n",
+    "penalty_freq": "frequency_penalty", "penalty_present": "presence_penalty",
+    "dynatemp_exp": "dynatemp_exponent", "sampler_order": "samplers", "sampler_seed": "seed",
+    "mirostat_mode": "mirostat", "dry_sequence_breaker": "dry_sequence_breakers",
+    "dry_penalty_range": "dry_penalty_last_n",
+}
+
 DEFAULT_DRY_BREAKERS = ("\n", ":", "\"", "*")
 
 
@@ -329,6 +341,24 @@ class SamplingParams:
         if not do_sample:
             kw["samplers"] = ("penalties",)
         kw.update(overrides)
+        return cls(**kw)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], strict: bool = True) -> "SamplingParams":
+        """Build parameters from a mapping that may use llama.cpp-server or KoboldAI API names
+        (``rep_pen``, ``tfs``, ``typical``, ``sampler_order``, ``penalty_last_n``, ``typ_p``,
+        ``sampler_seed``, ...). Unknown keys raise (naming the key) unless ``strict=False``."""
+        names = set(cls.field_names())
+        kw: dict[str, Any] = {}
+        for key, value in values.items():
+            name = key if key in names else _PARAM_ALIASES.get(key)
+            if name is None:
+                if strict:
+                    raise InvalidParameterError(key, "is not a sampling parameter")
+                continue
+            if name == "samplers" and key == "sampler_order":
+                kw.setdefault("kobold_variant", values.get("kobold_variant", "koboldcpp"))
+            kw[name] = value
         return cls(**kw)
 
     @classmethod

@@ -189,3 +189,16 @@ def test_samplers_package_never_imports_constrained():
                 assert not any(a.name.split(".")[0] == "constrained" for a in node.names), path
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
                 assert (node.module or "").split(".")[0] != "constrained", path
+
+
+def test_from_dict_aliases():
+    p = SamplingParams.from_dict({"rep_pen": 1.1, "rep_pen_range": 320, "tfs": 0.9, "typical": 0.8,
+                                  "sampler_order": [6, 0, 1, 3, 4, 2, 5], "sampler_seed": 5, "temp": 0.7,
+                                  "penalty_last_n": 32, "typ_p": 0.8})
+    assert (p.repeat_penalty, p.rep_pen_range, p.tfs_z, p.typical_p, p.seed, p.temperature, p.repeat_last_n) == \
+        (1.1, 320, 0.9, 0.8, 5, 0.7, 32)
+    assert p.samplers[0] == "rep_pen_kcpp"
+    with pytest.raises(InvalidParameterError) as ei:
+        SamplingParams.from_dict({"top_q": 0.5})
+    assert ei.value.param == "top_q"
+    assert SamplingParams.from_dict({"top_q": 0.5, "top_k": 3}, strict=False).top_k == 3
