@@ -127,17 +127,29 @@ class Completer:
     def __call__(self, prompt, *, max_tokens: int = 16,
                  logit_bias: Mapping[int | str, float] | None = None, top_logprobs: int = 0,
                  temperature: float = 0.0, seed: int | None = None, grammar=None,
-                 stop_at_eos: bool = True) -> Completion:
+                 token_healing: bool = False, stop_at_eos: bool = True) -> Completion:
         """Complete ``prompt`` (text or ids). ``temperature`` 0 is greedy; else a softmax draw
         at that temperature from the biased distribution (seeded by ``seed``). ``grammar`` (a
-        Grammar or CompiledGrammar) masks the tokens. ``top_logprobs`` alternatives per token."""
+        Grammar or CompiledGrammar) masks the tokens. ``top_logprobs`` alternatives per token.
+
+        ``token_healing`` backs the prompt up (constrained.healing) and forces the generation to
+        start with the removed bytes; ``text`` is still exactly the continuation after the
+        original prompt, while ``token_ids`` and the logprobs cover every generated token."""
         if max_tokens < 1:
             raise ValueError("max_tokens must be >= 1")
         if top_logprobs < 0:
             raise ValueError("top_logprobs must be >= 0")
         ids = self.encode(prompt)
+        prompt_len = len(ids)
         bias = self._bias_vector(logit_bias)
         matcher = self._matcher(grammar)
+        healed = b""
+        if token_healing:
+            from ..healing import TokenHealer
+            healer = TokenHealer(self.vocab)
+            plan = healer.prepare(ids, matcher)
+            ids, healed = plan.trimmed_ids, plan.prefix_bytes
+            matcher = healer.matcher(plan, matcher)
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
         logits, past = self._prompt_state(ids)
         if max_tokens > 1:
@@ -161,10 +173,11 @@ class Completer:
                 logits, past = self._forward([tok], past)
         texts = self.vocab.token_bytes
         text_ids = [t for t in out_ids if t not in self.vocab.eos_token_ids]
+        data = self.vocab.decode(text_ids)[len(healed):]
         return Completion(
-            text=self.vocab.decode(text_ids).decode("utf-8", errors="replace"),
+            text=data.decode("utf-8", errors="replace"),
             token_ids=out_ids, token_logprobs=chosen_lp, top_logprobs=alts,
-            finish_reason=finish, prompt_tokens=len(ids),
+            finish_reason=finish, prompt_tokens=prompt_len,
             tokens=[_text(texts, t) for t in out_ids], _texts=texts)
 
     def _bias_vector(self, logit_bias) -> tuple[np.ndarray, np.ndarray] | None:
