@@ -83,8 +83,9 @@ def compile_grammar(grammar: Grammar, vocab: Vocabulary, **options) -> CompiledG
 
     Regex options: ``max_states`` (DFA state limit, LimitExceededError past it),
     ``cache`` (bool, disk cache on by default; directory from CONSTRAINED_CACHE_DIR, default
-    ~/.cache/constrained), ``precompute`` ("auto", True or False: compute every state's mask at
-    compile time). Other options go to ``constrained.cfg.compile_cfg``.
+    ~/.cache/constrained), ``precompute`` (True: every state's mask at compile time; "auto", the
+    default: nearest states first within a time budget, the rest on first visit; False: only
+    the start state). Other options go to ``constrained.cfg.compile_cfg``.
     """
     if not isinstance(grammar, Grammar):
         raise TypeError(f"grammar must be a Grammar, not {type(grammar).__name__}")

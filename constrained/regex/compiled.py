@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 
 import numpy as np
 
@@ -14,8 +16,9 @@ from ..errors import RegexError
 from ..grammar import Grammar
 from ..vocabulary import Vocabulary
 
-# with precompute="auto", every state's mask is computed at compile time up to this many states
-AUTO_PRECOMPUTE_STATES = 256
+# with precompute="auto", masks are computed at compile time, nearest states first, until this
+# many seconds have been spent (masks already on disk cost nothing); the rest come on first visit
+AUTO_PRECOMPUTE_SECONDS = 0.5
 
 
 class CompiledRegex(CompiledGrammar):
@@ -53,10 +56,34 @@ class CompiledRegex(CompiledGrammar):
                     self._masks[state] = m
         return m
 
-    def precompute(self) -> None:
-        """Compute every state's mask now."""
-        for s in range(self.dfa.n_states):
+    def precompute(self, budget_s: float | None = None) -> bool:
+        """Compute state masks now, nearest to the start first; True when all are done.
+
+        ``budget_s`` stops after that many seconds (None: no limit).
+        """
+        deadline = None if budget_s is None else time.perf_counter() + budget_s
+        for s in self._bfs_order():
             self.state_mask(s)
+            if deadline is not None and time.perf_counter() > deadline:
+                return all(m is not None for m in self._masks)
+        return True
+
+    def save_cache(self) -> bool:
+        """Write the masks computed so far to the disk cache (compile does it once itself)."""
+        return self.table.save()
+
+    def _bfs_order(self) -> list[int]:
+        trans = self.dfa.transitions
+        seen = {self.dfa.initial}
+        order, queue = [], deque([self.dfa.initial])
+        while queue:
+            s = queue.popleft()
+            order.append(s)
+            for t in dict.fromkeys(trans[s][trans[s] >= 0].tolist()):
+                if t not in seen:
+                    seen.add(t)
+                    queue.append(t)
+        return order
 
     def __repr__(self) -> str:
         return (f"CompiledRegex({self.grammar.regex!r}, states={self.dfa.n_states}, "
@@ -106,9 +133,11 @@ def compile_regex(grammar: Grammar, vocab: Vocabulary, *, max_states: int = DEFA
         raise RegexError("the regex matches no string at all", position=0)
     table = TokenTable.get(dfa, vocab, disk_cache=cache)
     compiled = CompiledRegex(grammar, vocab, dfa, table)
-    if precompute is True or (precompute == "auto" and dfa.n_states <= AUTO_PRECOMPUTE_STATES):
+    if precompute is True:
         compiled.precompute()
-        table.save()
+    elif precompute == "auto":
+        compiled.precompute(AUTO_PRECOMPUTE_SECONDS)
     else:
         compiled.state_mask(dfa.initial)
+    table.save()
     return compiled
