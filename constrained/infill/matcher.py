@@ -150,3 +150,28 @@ class InfillMatcher(GrammarMatcher):
     def middle_steps(self) -> int:
         """Number of steps accepted into the middle (end token included)."""
         return len(self._steps)
+
+
+class InfillGrammar(CompiledGrammar):
+    """A compiled grammar whose matchers constrain the middle of ``prefix + middle + suffix``.
+
+    Hand it wherever a CompiledGrammar goes (a decode loop, the completion function): each
+    ``matcher()`` is an :class:`InfillMatcher`. Keep ``end_ids`` to the loop's EOS tokens
+    unless the loop also stops on the extra end tokens (FIM pad/EOT).
+    """
+
+    def __init__(self, compiled: CompiledGrammar, prefix: bytes | str, suffix: bytes | str,
+                 end_ids: Iterable[int] | None = None) -> None:
+        self.inner = compiled
+        self.grammar = compiled.grammar
+        self.vocab = compiled.vocab
+        self.prefix = prefix
+        self.suffix = suffix
+        self.end_ids = None if end_ids is None else tuple(int(t) for t in end_ids)
+        self.matcher()  # fail early when the prefix is not viable
+
+    def matcher(self) -> InfillMatcher:
+        return InfillMatcher(self.inner, self.prefix, self.suffix, self.end_ids)
+
+    def __repr__(self) -> str:
+        return f"InfillGrammar({self.inner!r}, prefix={len(self.prefix)}B, suffix={len(self.suffix)}B)"

@@ -127,14 +127,16 @@ class Completer:
     def __call__(self, prompt, *, max_tokens: int = 16,
                  logit_bias: Mapping[int | str, float] | None = None, top_logprobs: int = 0,
                  temperature: float = 0.0, seed: int | None = None, grammar=None,
-                 token_healing: bool = False, stop_at_eos: bool = True) -> Completion:
+                 token_healing: bool = False, stop_at_eos: bool = True,
+                 stop_ids: Sequence[int] | None = None) -> Completion:
         """Complete ``prompt`` (text or ids). ``temperature`` 0 is greedy; else a softmax draw
         at that temperature from the biased distribution (seeded by ``seed``). ``grammar`` (a
         Grammar or CompiledGrammar) masks the tokens. ``top_logprobs`` alternatives per token.
 
         ``token_healing`` backs the prompt up (constrained.healing) and forces the generation to
         start with the removed bytes; ``text`` is still exactly the continuation after the
-        original prompt, while ``token_ids`` and the logprobs cover every generated token."""
+        original prompt, while ``token_ids`` and the logprobs cover every generated token.
+        ``stop_ids`` end the completion (default: the vocabulary's EOS tokens)."""
         if max_tokens < 1:
             raise ValueError("max_tokens must be >= 1")
         if top_logprobs < 0:
@@ -151,6 +153,8 @@ class Completer:
             ids, healed = plan.trimmed_ids, plan.prefix_bytes
             matcher = healer.matcher(plan, matcher)
         gen = torch.Generator().manual_seed(seed) if seed is not None else None
+        stops = frozenset(self.vocab.eos_token_ids if stop_ids is None else
+                          (int(t) for t in stop_ids))
         logits, past = self._prompt_state(ids)
         if max_tokens > 1:
             past = copy.deepcopy(past)  # the model extends a KV cache in place; keep the cached one
@@ -166,13 +170,13 @@ class Completer:
             if matcher is not None:
                 matcher.accept_token(tok)
             out_ids.append(tok)
-            if stop_at_eos and tok in self.vocab.eos_token_ids:
+            if stop_at_eos and tok in stops:
                 finish = "stop"
                 break
             if step + 1 < max_tokens:
                 logits, past = self._forward([tok], past)
         texts = self.vocab.token_bytes
-        text_ids = [t for t in out_ids if t not in self.vocab.eos_token_ids]
+        text_ids = [t for t in out_ids if t not in stops and t not in self.vocab.eos_token_ids]
         data = self.vocab.decode(text_ids)[len(healed):]
         return Completion(
             text=data.decode("utf-8", errors="replace"),

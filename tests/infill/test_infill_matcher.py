@@ -197,3 +197,53 @@ def test_default_end_ids_are_eos_only():
     m = InfillMatcher(cg, "ab", "cd")
     bm = _mask(m)
     assert is_allowed(bm, EOS) and not is_allowed(bm, PAD)
+
+
+class _RandomLM:
+    """A stand-in causal LM: seeded random logits, no cache (enough for the completion loop)."""
+
+    def __init__(self, vocab_size, seed=0):
+        import torch
+        self.torch = torch
+        self.size = vocab_size
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def get_output_embeddings(self):
+        return None
+
+    @property
+    def config(self):
+        from types import SimpleNamespace
+        return SimpleNamespace(vocab_size=self.size)
+
+    def __call__(self, input_ids, past_key_values=None, use_cache=True):
+        from types import SimpleNamespace
+        n = input_ids.shape[1]
+        logits = self.torch.randn(1, n, self.size, generator=self.gen)
+        return SimpleNamespace(logits=logits, past_key_values=None)
+
+
+class _ByteTokenizer:
+    """Text -> one token per byte (ids 0..255 of the test vocabulary)."""
+
+    def encode(self, text, add_special_tokens=False):
+        return list(text.encode("utf-8"))
+
+
+@pytest.mark.parametrize("prefix,suffix", [('{"a": [1', '], "b": 2}'), ('{"k": ', '}')])
+def test_fill_in_the_middle_end_to_end_json(json_compiled, prefix, suffix):
+    from constrained.infill import InfillGrammar, fill_in_the_middle
+    from constrained.logprobs.completion import Completer
+    cg, _ = json_compiled
+    done = 0
+    for seed in range(6):
+        completer = Completer(_RandomLM(VOCAB.size, seed), _ByteTokenizer(), vocab=VOCAB)
+        r = fill_in_the_middle(completer, prefix, suffix, grammar=cg, max_tokens=25,
+                               temperature=1.0, seed=seed, logit_bias={EOS: 4.0, PAD: 4.0})
+        if r.finish_reason == "stop":
+            done += 1
+            json.loads(prefix + r.text + suffix)
+            assert r.token_ids[-1] in FIM.end_ids
+        else:
+            assert InfillGrammar(cg, prefix, suffix).matcher().accept_string(r.text)
+    assert done >= 3
