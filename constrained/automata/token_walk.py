@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -24,7 +25,7 @@ from .byte_dfa import ByteDFA
 from .disk_cache import cache_name, load_arrays, save_arrays
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Trie:
     node_byte: np.ndarray      # uint8[N]: last byte of each node's prefix
     child_start: np.ndarray    # int64[N]: first child (children are contiguous)
@@ -34,6 +35,11 @@ class _Trie:
     token_node: np.ndarray     # int64[k]: node of each text token's full bytes
     n_nodes: int
     n_tokens: int
+
+    @cached_property
+    def byte64(self) -> np.ndarray:
+        """node_byte as int64, ready for flat indexing into a transition table."""
+        return self.node_byte.astype(np.int64)
 
 
 _TRIES: "weakref.WeakKeyDictionary[Vocabulary, _Trie]" = weakref.WeakKeyDictionary()
@@ -127,26 +133,25 @@ def _trie(vocab: Vocabulary, disk_cache: bool = True) -> _Trie:
 
 
 def _walk(trie: _Trie, trans: np.ndarray, state: int) -> np.ndarray:
+    flat = trans.reshape(-1)
+    byte = trie.byte64
     node_state = np.full(trie.n_nodes, -1, dtype=np.int32)
-    nodes = np.arange(trie.n_roots)
-    st = trans[state, trie.node_byte[:trie.n_roots]]
-    keep = st >= 0
-    nodes, st = nodes[keep], st[keep]
+    st = flat.take(state * 256 + byte[:trie.n_roots])
+    nodes = np.nonzero(st >= 0)[0]
+    st = st.take(nodes)
     while len(nodes):
         node_state[nodes] = st
-        counts = trie.child_count[nodes]
-        has = counts > 0
-        if not has.all():
-            nodes, st, counts = nodes[has], st[has], counts[has]
-            if not len(nodes):
-                break
+        counts = trie.child_count.take(nodes)
         total = int(counts.sum())
+        if not total:
+            break
         # indices of all children of the alive nodes: contiguous runs, one per parent
-        run_start = np.cumsum(counts) - counts
-        children = np.arange(total) + np.repeat(trie.child_start[nodes] - run_start, counts)
-        st = trans[np.repeat(st, counts), trie.node_byte[children]]
-        keep = st >= 0
-        nodes, st = children[keep], st[keep]
+        run_end = np.cumsum(counts)
+        children = np.arange(total, dtype=np.int64)
+        children += np.repeat(trie.child_start.take(nodes) - (run_end - counts), counts)
+        st = flat.take(np.repeat(st.astype(np.int64) * 256, counts) + byte.take(children))
+        keep = np.nonzero(st >= 0)[0]
+        nodes, st = children.take(keep), st.take(keep)
     return node_state
 
 
