@@ -19,7 +19,7 @@ import interegular
 
 from ..errors import GrammarError
 
-_SUPPORTED_FLAGS = frozenset("imsxu")
+_SUPPORTED_FLAGS = frozenset("aimsxu")
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
 _CLASS_SHORTHANDS = frozenset("dDwWsS")
 _UNSUPPORTED_ESCAPES = {"b": "word boundary \\b", "B": "\\B", "A": "anchor \\A", "Z": "anchor \\Z",
@@ -34,17 +34,21 @@ class _Fail(Exception):
     pass
 
 
-def to_interegular(pattern: str, flags: str | frozenset[str] | tuple = "", *, name: str) -> str:
+def to_interegular(pattern: str, flags: str | frozenset[str] | tuple = "", *, name: str,
+                   unicode: bool = False) -> str:
     """Return ``pattern`` (with ``flags`` applied) as a flag-free regex interegular parses.
 
-    Raises GrammarError naming terminal ``name`` when the pattern has no regular translation.
+    ``unicode``: ``\\d \\w \\s`` (and their negations) keep Python's Unicode meaning, else
+    (or under the ``a`` flag) their ASCII meaning; either way they are spelled out as explicit
+    classes, so Python's ``re`` and interegular read the result alike. Raises GrammarError
+    naming terminal ``name`` when the pattern has no regular translation.
     """
     flags = frozenset(flags)
     unknown = flags - _SUPPORTED_FLAGS
     if unknown:
         raise GrammarError(f"terminal {name}: regex flag(s) {''.join(sorted(unknown))} "
                            "are not supported")
-    translator = _Translator(pattern, flags)
+    translator = _Translator(pattern, flags, unicode)
     try:
         out = translator.translate()
     except _Fail as e:
@@ -183,7 +187,8 @@ def case_variants(c: str) -> frozenset[str]:
 class _Translator:
     """Single-pass rewriter over the pattern text (Python ``re`` syntax)."""
 
-    def __init__(self, pattern: str, flags: frozenset[str]) -> None:
+    def __init__(self, pattern: str, flags: frozenset[str], unicode: bool = False) -> None:
+        self.unicode = unicode
         self.p = pattern
         self.i = 0
         self.flags = [set(flags)]
@@ -205,6 +210,7 @@ class _Translator:
     @property
     def _f(self) -> set[str]:
         return self.flags[-1]
+
 
     def translate(self) -> str:
         p = self.p
@@ -380,7 +386,8 @@ class _Translator:
     def _escape(self) -> None:
         kind, val = self._read_escape(in_class=False)
         if kind == "class":
-            self.out.append(val)
+            ranges = self._shorthand(val[1].lower())
+            self.out.append(ranges_to_class(ranges, negate=val[1].isupper()))
         else:
             self._literal(val)
 
@@ -417,10 +424,27 @@ class _Translator:
                 items.append((lo, lo))
         if "i" in self._f:
             items = _fold_ranges(items)
+        for sh in shorthands:
+            ranges = self._shorthand(sh[1].lower())
+            items.extend(_complement(ranges) if sh[1].isupper() else ranges)
         ranges = merge_ranges(items)
-        body = "".join(shorthands)  # a class always holds at least one item in Python syntax
-        inner = ranges_to_class(ranges)[1:-1]
-        self.out.append("[" + ("^" if negate else "") + inner + body + "]")
+        if not shorthands:
+            self.out.append(ranges_to_class(ranges, negate))
+            return
+        # write whichever of the set and its complement is smaller: automaton builders
+        # materialize class members
+        positive = _complement(ranges) if negate else ranges
+        other = _complement(positive)
+        if _size(positive) <= _size(other):
+            self.out.append(ranges_to_class(positive))
+        else:
+            self.out.append(ranges_to_class(other, negate=True))
+
+    def _shorthand(self, letter: str) -> tuple[tuple[int, int], ...]:
+        """Ranges of ``\\d``, ``\\w`` or ``\\s``: Python's Unicode or ASCII meaning."""
+        if self.unicode and "a" not in self._f:
+            return shorthand_ranges(letter)
+        return _ASCII_SHORTHANDS[letter]
 
     def _class_atom(self, shorthands: list[str]) -> int | None:
         c = self.p[self.i]
@@ -451,4 +475,47 @@ def _fold_ranges(items: list[tuple[int, int]]) -> list[tuple[int, int]]:
                 o = ord(v)
                 if not lo <= o <= hi:
                     out.append((o, o))
+    return out
+
+
+_MAX_CP = 0x10FFFF
+_SURROGATES = (0xD800, 0xDFFF)
+_ASCII_SHORTHANDS = {
+    "d": ((0x30, 0x39),),
+    "w": ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)),
+    "s": ((0x09, 0x0D), (0x20, 0x20)),
+}
+
+
+def _size(ranges) -> int:
+    return sum(hi - lo + 1 for lo, hi in ranges)
+
+
+@lru_cache(maxsize=None)
+def shorthand_ranges(letter: str) -> tuple[tuple[int, int], ...]:
+    """Code point ranges of Python's Unicode ``\\d``, ``\\w`` or ``\\s`` (no surrogates)."""
+    runs = re.compile("\\" + letter + "+")
+    out: list[tuple[int, int]] = []
+    for lo, block in _all_characters():
+        out.extend((lo + m.start(), lo + m.end() - 1) for m in runs.finditer(block))
+    return tuple(merge_ranges(out))
+
+
+@lru_cache(maxsize=1)
+def _all_characters() -> tuple[tuple[int, str], ...]:
+    """Every code point except surrogates, as (first code point, string) blocks."""
+    return tuple((lo, "".join(map(chr, range(lo, hi + 1))))
+                 for lo, hi in ((0, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, _MAX_CP)))
+
+
+def _complement(ranges) -> list[tuple[int, int]]:
+    """The code points (surrogates excluded) outside ``ranges``."""
+    out = []
+    nxt = 0
+    for lo, hi in merge_ranges(list(ranges) + [_SURROGATES]):
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= _MAX_CP:
+        out.append((nxt, _MAX_CP))
     return out

@@ -152,7 +152,7 @@ def _terminal(tdef) -> Terminal:
         source = escape_literal(pat.value)
     else:
         source = _KNOWN_PATTERNS.get(pat.value, pat.value)
-    regex = to_interegular(source, flags, name=tdef.name)
+    regex = to_interegular(source, flags, name=tdef.name, unicode=True)
     _check_language(tdef.name, regex)
     return Terminal(str(tdef.name), regex, int(tdef.priority or 0))
 

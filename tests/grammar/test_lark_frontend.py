@@ -231,3 +231,10 @@ def test_import_paths_may_be_one_path(tmp_path):
     (tmp_path / "lib.lark").write_text('WORD: /[a-z]+/\n')
     g = Grammar.from_lark("start: WORD\n%import lib.WORD\n", import_paths=tmp_path)
     assert "WORD" in g.terminals
+
+
+def test_shorthand_classes_keep_their_unicode_meaning():
+    g = Grammar.from_lark("start: WORD\nWORD: /\\w+/\n")
+    word = __import__("re").compile(g.terminals["WORD"].pattern)
+    assert word.fullmatch("caf\u00e9_9") and word.fullmatch("\u0663")
+    assert not word.fullmatch("a-b")

@@ -59,3 +59,25 @@ def test_refused_with_terminal_name(pattern, fragment):
 def test_unknown_flag_refused():
     with pytest.raises(GrammarError, match="flag"):
         to_interegular("a", "l", name="T")
+
+
+@pytest.mark.parametrize("pattern", [
+    r"\w+", r"[\w-]+", r"[^\W\d]", r"\S", r"\D\s", r"(?a:\w)\d", r"[\d\s]", r"[^\s]",
+])
+def test_unicode_shorthands_match_python_re(pattern):
+    out = to_interegular(pattern, "", name="T", unicode=True)
+    assert "\\w" not in out and "\\d" not in out and "\\s" not in out
+    ours, theirs = re.compile(out), re.compile(pattern)
+    interegular.parse_pattern(out)
+    rng = random.Random(pattern)
+    chars = [chr(rng.randrange(0x30000)) for _ in range(5000)]
+    chars += list("aZ_9 \n-\u00e9\u0663\u2028\u00a0\u3000\U0001D7CE")
+    for c in chars:
+        if 0xD800 <= ord(c) <= 0xDFFF:
+            continue
+        for s in (c, c + c, "a" + c):
+            assert bool(ours.fullmatch(s)) == bool(theirs.fullmatch(s)), (pattern, s)
+
+
+def test_ascii_shorthands_by_default():
+    assert to_interegular(r"\w+", "", name="T") == "[0-9A-Z_a-z]+"
