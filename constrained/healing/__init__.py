@@ -1,7 +1,8 @@
 """Token healing: back the prompt up to a token boundary the model can re-choose, grammar-aware."""
 from .healer import HealingPlan, TokenHealer, heal_prompt
+from .hook import HealedRow, SkipBytes, heal_for_decoding
 from .matcher import HealingMatcher, UnconstrainedMatcher
 from .prefix import PrefixIndex
 
-__all__ = ["HealingMatcher", "HealingPlan", "PrefixIndex", "TokenHealer", "UnconstrainedMatcher",
-           "heal_prompt"]
+__all__ = ["HealedRow", "HealingMatcher", "HealingPlan", "PrefixIndex", "SkipBytes",
+           "TokenHealer", "UnconstrainedMatcher", "heal_for_decoding", "heal_prompt"]

@@ -3,7 +3,8 @@ from .oracles import LogitsOracle
 from .recovery import (ArgmaxOracle, CallCounter, MedianOracle, Recovery, TopLogprobsOracle,
                        recover_by_bisection, recover_k_per_call, recover_one_per_call,
                        recover_top_n)
+from .steps import step_logprobs
 
 __all__ = ["ArgmaxOracle", "CallCounter", "LogitsOracle", "MedianOracle", "Recovery",
            "TopLogprobsOracle", "recover_by_bisection", "recover_k_per_call",
-           "recover_one_per_call", "recover_top_n"]
+           "recover_one_per_call", "recover_top_n", "step_logprobs"]
