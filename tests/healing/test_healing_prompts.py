@@ -266,3 +266,32 @@ def test_sentencepiece_byte_fallback_mid_character(sentencepiece):
     allowed = _allowed_bytes(vocab, m)
     for t in allowed:
         assert plan.prefix_bytes.startswith(t) or t.startswith(plan.prefix_bytes)
+
+
+@pytest.mark.parametrize("prompt,healed", [("Here is the JSON:", b":"), ("Answer: [", b" ["),
+                                           ('x = {"key":', b'":')])
+def test_cfg_json_grammar_mask_is_exact(smollm2, prompt, healed):
+    """Healing composed with the Lark JSON grammar (the CFG engine), against brute force."""
+    from pathlib import Path
+    tok, vocab = smollm2
+    path = Path(__file__).resolve().parents[2] / "grammars" / "json.lark"
+    grammar = compile_grammar(Grammar.from_file(path) if path.is_file()
+                              else Grammar.from_regex(r"[\[{\"0-9-].*"), vocab)
+    healer = TokenHealer(vocab)
+    plan = healer.prepare(_encode(tok, prompt), grammar.matcher())
+    assert plan.prefix_bytes == healed
+    m = healer.matcher(plan, grammar.matcher())
+    bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    m.fill_next_token_bitmask(bm)
+    bits = unpack_bitmask(bm, vocab.size)
+    n = len(healed)
+    for tid, t in enumerate(vocab.token_bytes):
+        if tid in vocab.special_token_ids or not t:
+            want = False
+        elif healed.startswith(t):
+            want = True
+        elif t.startswith(healed) and len(t) > n:
+            want = _viable(grammar, t[n:])
+        else:
+            want = False
+        assert bits[tid] == want, t
