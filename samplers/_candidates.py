@@ -46,7 +46,7 @@ class Candidates:
         return self.logits > NEG_INF
 
     def n_finite(self) -> Tensor:
-        return self.finite().sum(dim=1)
+        return self.width - torch.isneginf(self.logits).sum(dim=1)
 
     def probs(self) -> Tensor:
         """Softmax over the candidates (0 for removed entries)."""
@@ -108,6 +108,15 @@ class Candidates:
         if n < self.width:
             self.logits = self.logits[:, :n]
             self.ids = self.ids[:, :n]
+
+    def compact_if_sparse(self, fraction: int = 8) -> None:
+        """Compact a dense set once at most 1/fraction of the vocabulary is left (sorted)."""
+        if self.ids is not None:
+            return
+        n = int(self.n_finite().max())
+        if n * fraction <= self.width:
+            vals, idx = torch.topk(self.logits, max(n, 1), dim=1)
+            self._order_compact(vals, idx)
 
     def rank(self) -> Tensor:
         """Rank of each finite entry in (logit desc, id asc) order; sorts first if needed."""

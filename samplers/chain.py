@@ -25,6 +25,8 @@ from .selection import select_dist, select_greedy, select_race
 from .temperature import temperature as _temperature
 from .xtc import xtc as _xtc
 
+_TRUNCATING = frozenset({"top_n_sigma", "min_p", "top_a", "xtc", "mirostat"})
+
 TokenTexts = Sequence[str] | Sequence[bytes] | Callable[[int], str | bytes]
 
 
@@ -294,6 +296,8 @@ class SamplerChain:
         c = Candidates(sub, self.vocab_size)
         for name in g.order[:-1]:
             self._step(name, c, g, hist)
+            if c.ids is None and name in _TRUNCATING:
+                c.compact_if_sparse()
         return c
 
     def _step(self, name: str, c: Candidates, g: _Group, hist: list) -> None:

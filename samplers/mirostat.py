@@ -18,8 +18,10 @@ def mirostat_v2(c: Candidates, mu: Tensor, active: Tensor) -> None:
     """Keep tokens with surprise -log2 p <= mu (at least the most likely one)."""
     if not bool(active.any()):
         return
-    logp = torch.log_softmax(c.logits.to(torch.float64), dim=1)
-    keep = (-logp / math.log(2.0) <= mu[:, None]) & c.finite()
+    # -log2 p <= mu  <=>  logit >= logsumexp - mu * ln 2
+    lse = torch.logsumexp(c.logits, dim=1).to(torch.float64)
+    thr = (lse - mu * math.log(2.0)).to(c.logits.dtype)
+    keep = c.logits >= thr[:, None]
     none = ~keep.any(dim=1)
     if bool(none.any()):
         keep = keep | (first_max_mask(c) & none[:, None])
@@ -31,7 +33,7 @@ def mirostat_v1_k(c: Candidates, mu: Tensor, n_vocab: int, m: int = 100) -> Tens
     n = c.n_finite()
     w = min(m, c.width)
     vals = torch.topk(c.logits, w, dim=1).values.to(torch.float64)
-    lse = torch.logsumexp(c.logits.to(torch.float64), dim=1, keepdim=True)
+    lse = torch.logsumexp(c.logits, dim=1, keepdim=True).to(torch.float64)
     logp = vals - lse
     i = torch.arange(w - 1, device=mu.device, dtype=torch.float64)
     t = torch.log((i + 2) / (i + 1))

@@ -7,8 +7,8 @@ all), renormalise, keep the shortest most-likely-first prefix whose mass reaches
 probability is the chosen token's probability in that final renormalised distribution.
 
 No full sort of V is made where it can be avoided: top-k and top-p use ``torch.topk`` on a
-window (k itself, or a window that doubles from 256 until the top-p mass is reached); rows
-without any filtering draw directly over V. Ties at a cut are broken by ``torch.topk``.
+window (k itself, or a window growing 4x from 256 until the top-p mass is reached, switching to
+one full sort once it passes V/8); rows without any filtering draw directly over V. Ties at a cut are broken by ``torch.topk``.
 
 Modes:
 - ``"shared"``: one top_k and one seed for the whole batch; draws with ``torch.multinomial``
@@ -55,9 +55,11 @@ def _validate(probs: Tensor, top_k, top_p, seeds) -> tuple[Tensor, Tensor, Tenso
         raise InvalidLogitsError(f"probs must be floating point, got {probs.dtype}")
     B, V = probs.shape
     p32 = probs.to(torch.float32)
-    bad = ~torch.isfinite(p32) | (p32 < 0)
-    if bool(bad.any()):
-        raise InvalidLogitsError(f"probs must be finite and >= 0 (row(s) {bad.any(1).nonzero().flatten().tolist()})")
+    row_sum = p32.sum(dim=1)  # NaN / inf anywhere in a row shows in its sum
+    bad = ~torch.isfinite(row_sum)
+    if bool(bad.any()) or float(p32.amin()) < 0:
+        rows = bad.nonzero().flatten().tolist() or (p32 < 0).any(1).nonzero().flatten().tolist()
+        raise InvalidLogitsError(f"probs must be finite and >= 0 (row(s) {rows})")
     k = _per_row("top_k", top_k, B, torch.int64)
     if bool((k < -1).any()):
         raise InvalidParameterError("top_k", f"must be >= -1 (-1 or 0 disable it), got {k[k < -1][0].item()}")
@@ -91,7 +93,9 @@ def _window_filter(probs: Tensor, k: Tensor, p: Tensor) -> tuple[Tensor, Tensor]
         done = reach.any(dim=1) | (p >= 1) | k_on
         if bool(done.all()) or w >= V:
             break
-        w = min(V, 2 * w)
+        w = 4 * w
+        if w >= V // 8:  # a large nucleus: one full sort is cheaper than more partial ones
+            w = V
     has = reach.any(dim=1)
     cut = torch.where(has, reach.to(torch.int8).argmax(dim=1), torch.full_like(k, w - 1))
     cut = torch.where(p >= 1, torch.full_like(cut, w - 1), cut)

@@ -1,4 +1,5 @@
 """Statistical tests: 100k seeded draws follow the filtered distribution (chi-square)."""
+import math
 import os
 import sys
 
@@ -133,3 +134,32 @@ def test_operator_top_k_per_row_brute_force():
             top = torch.topk(pr[r], kk).indices
             assert int(ids[r]) in set(top.tolist())
             np.testing.assert_allclose(float(p[r]), float(pr[r, ids[r]] / pr[r, top].sum()), rtol=1e-4)
+
+
+def _simple_walk(logits, u):
+    e = torch.exp(logits - logits.max(dim=1, keepdim=True).values).double()
+    cum = e.cumsum(1)
+    return torch.searchsorted(cum, (u * cum[:, -1]).clamp(min=5e-324)[:, None]).squeeze(1)
+
+
+@pytest.mark.parametrize("V", [500, 3000, 5000])
+def test_dist_quantile_walk_exact(V):
+    from samplers._candidates import Candidates
+    from samplers.selection import select_dist
+    g = torch.Generator().manual_seed(V)
+    lg = torch.randn(4, V, generator=g) * 2
+    lg[torch.rand(4, V, generator=g) < 0.7] = -math.inf
+    cols = [c for c in (0, 1023, 1024, 2047, V - 1) if c < V]
+    lg[:, cols] = torch.linspace(-0.5, 1.0, len(cols))
+    n = 2000
+    u = (torch.arange(n, dtype=torch.float64) + 0.5) / n
+    for r in range(4):
+        rows = lg[r:r + 1].expand(n, -1).contiguous()
+        tok, p = select_dist(Candidates(rows.clone(), V), u)
+        assert torch.isfinite(lg[r, tok]).all()
+        # same walk up to float64 summation order: at most a boundary quantile may differ
+        assert int((tok != _simple_walk(rows, u)).sum()) <= 1
+        probs = torch.softmax(lg[r].double(), 0)
+        counts = torch.bincount(tok, minlength=V).double()
+        assert (counts - probs * n).abs().max() <= 1.0 + 1e-9
+        np.testing.assert_allclose(p.numpy(), probs[tok].numpy(), rtol=1e-5)
