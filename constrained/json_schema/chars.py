@@ -60,6 +60,13 @@ def _cls_char(cp: int) -> str:
 def char_class(ranges) -> str:
     """A regex character class for code point ranges (no surrogates expected)."""
     ranges = normalize(ranges)
+    if ranges and ranges[-1][1] == MAX_CP:
+        # large classes are written negated: the byte-DFA builder splits them much faster
+        rest = complement(list(ranges) + [(0xD800, 0xDFFF)])
+        body = "".join(_cls_char(lo) if lo == hi else
+                       _cls_char(lo) + ("-" if hi > lo + 1 else "") + _cls_char(hi)
+                       for lo, hi in rest)
+        return f"[^{body}]" if body else "[\s\S]"
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         c = chr(ranges[0][0])
         return _cls_char(ranges[0][0]) if c not in ".$*+?()|{}/" else "\\" + c

@@ -9,8 +9,70 @@ def key_literal(name: str) -> str:
     return literal_string(name)
 
 
+# escapes that never decode to a printable ASCII character other than "/" "\\" and '"'
+_ESC_REST = ('(?:["\\\\bfnrt]|u(?:00[01][0-9a-fA-F]|007[fF]|00[89a-fA-F][0-9a-fA-F]'
+             '|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3}))')
+
+
 def key_except(names) -> str:
     """Regex of JSON strings whose decoded value is none of ``names`` (exact for json.dumps)."""
+    names = list(names)
+    if all(0x20 <= ord(c) < 0x7F and c not in '"\\/' for n in names for c in n):
+        return _ascii_key_except(names)
+    return _general_key_except(names)
+
+
+def _trie(names) -> dict:
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for ch in name:
+            node = node.setdefault(ch, {})
+        node[None] = {}
+    return trie
+
+
+def _ascii_key_except(names) -> str:
+    """Small form for printable-ASCII names: one shared tail after the point of divergence."""
+    trie = _trie(names)
+    parts = [_diverge(trie) + ANY_CHAR + "*", _paths(trie) + "\\\\" + _ESC_REST + ANY_CHAR + "*"]
+    ends = _non_key_ends(trie)
+    if ends is not None:
+        parts.append(ends)
+    return '"(?:' + "|".join(parts) + ')"'
+
+
+def _lit(ch: str) -> str:
+    return "\\" + ch if ch in ".^$*+?()[]{}|\\-" else ch
+
+
+def _diverge(node: dict) -> str:
+    """Trie paths followed by a literal character that leaves the trie."""
+    children = sorted(c for c in node if c is not None)
+    excl = "".join(_lit(c) if c not in "]^-\\" else "\\" + c for c in children)
+    alts = [f'[^\\x00-\\x1f"\\\\{excl}]'] + [_lit(c) + _diverge(node[c]) for c in children]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _paths(node: dict) -> str:
+    """Any trie path (possibly empty)."""
+    children = sorted(c for c in node if c is not None)
+    if not children:
+        return ""
+    return "(?:" + "|".join(_lit(c) + _paths(node[c]) for c in children) + ")?"
+
+
+def _non_key_ends(node: dict) -> str | None:
+    """Trie paths ending at a node that is not a declared name."""
+    children = sorted(c for c in node if c is not None)
+    subs = [(c, _non_key_ends(node[c])) for c in children]
+    alts = [_lit(c) + sub for c, sub in subs if sub is not None]
+    if None in node:
+        return None if not alts else "(?:" + "|".join(alts) + ")"
+    return "" if not alts else "(?:" + "|".join(alts) + ")?"
+
+
+def _general_key_except(names) -> str:
     trie: dict = {}
     for name in names:
         node = trie
