@@ -28,19 +28,12 @@ class _Result:
 
 
 def generate(model, tokenizer, prompts, *, grammar=None, sampling=None, max_new_tokens=64,
-             seed=None, chat=True):
+             seed=None, chat=True, **_ignored):
     import torch
     from ..bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
     out = []
     for prompt in prompts:
-        if chat:
-            ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
-                                                tokenize=True, add_generation_prompt=True)
-            if hasattr(ids, "keys"):
-                ids = ids["input_ids"]
-            ids = list(ids)
-        else:
-            ids = tokenizer(prompt)["input_ids"]
+        ids = [int(t) for t in prompt]
         limit = getattr(model.config, "max_position_embeddings", None)
         if limit is not None and len(ids) + max_new_tokens > limit:
             raise ValueError(f"prompt of {len(ids)} tokens + {max_new_tokens} new tokens "

@@ -29,8 +29,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--seed", type=int, default=0,
                    help="base seed: a record without \"seed\" uses seed + its line index")
     s.add_argument("--max-new-tokens", type=int, default=64)
+    s.add_argument("--complete-within-budget", action="store_true",
+                   help="steer the last tokens so every output is complete within the budget")
     p.add_argument("--no-chat", action="store_true",
                    help="feed prompts as raw text instead of through the chat template")
+    p.add_argument("--system", help="system message for chat prompts")
     r = p.add_argument_group("execution")
     r.add_argument("--ray-address", help="Ray cluster address (e.g. ray://host:10001 or auto)")
     r.add_argument("--workers", type=int,
@@ -62,7 +65,8 @@ def spec_from_args(args: argparse.Namespace) -> JobSpec:
                    grammar=build_grammar(schema=args.schema, grammar=args.grammar,
                                          regex=args.regex),
                    sampling=sampling, max_new_tokens=args.max_new_tokens, seed=args.seed,
-                   chat=not args.no_chat,
+                   chat=not args.no_chat, system=args.system,
+                   complete_within_budget=args.complete_within_budget,
                    decode=DECODE_BATCHED if args.batched_decode else DECODE_PER_RECORD,
                    token_ids=args.token_ids)
 

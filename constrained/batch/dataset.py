@@ -74,6 +74,7 @@ def _column(result: dict, column: str) -> Any:
 def generate_dataset(ds, *, schema: Any = None, grammar: Any = None, regex: str | None = None,
                      model: str = "smollm2", sampling: dict | None = None,
                      max_new_tokens: int = 64, seed: int = 0, chat: bool = True,
+                     system: str | None = None, complete_within_budget: bool = False,
                      workers: int = 2, batch_size: int = 4, num_cpus: float = 1,
                      prompt_column: str = "prompt"):
     """A lazy Dataset: ``ds``'s columns plus the generation's (text, finish_reason, complete,
@@ -82,7 +83,8 @@ def generate_dataset(ds, *, schema: Any = None, grammar: Any = None, regex: str 
     spec = JobSpec(model=model, grammar=build_grammar(schema=schema, grammar=grammar,
                                                      regex=regex),
                    sampling=dict(sampling or {}), max_new_tokens=max_new_tokens, seed=seed,
-                   chat=chat, num_threads=max(1, int(num_cpus)))
+                   chat=chat, system=system, complete_within_budget=complete_within_budget,
+                   num_threads=max(1, int(num_cpus)))
     return ds.map_batches(DatasetWorker, fn_constructor_kwargs={"spec": spec,
                                                                 "prompt_column": prompt_column},
                           batch_size=batch_size, batch_format="pandas", concurrency=workers,

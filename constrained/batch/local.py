@@ -27,7 +27,8 @@ def run_local(input_path: str | os.PathLike, output_path: str | os.PathLike, spe
               generator: BatchGenerator | None = None) -> JobSummary:
     """Generate every record not yet in ``output_path`` and append the results in input order.
 
-    ``on_result`` is called after each written result; ``generator`` reuses a loaded one.
+    ``on_result`` is called with each result once it is written (in input order);
+    ``generator`` reuses a loaded BatchGenerator.
     """
     import time
     start = time.perf_counter()
@@ -38,13 +39,13 @@ def run_local(input_path: str | os.PathLike, output_path: str | os.PathLike, spe
         generator = generator or BatchGenerator(spec)
         with OrderedWriter(output_path, [r.index for r in todo]) as writer:
             for batch in batches(todo, batch_size):
-                for result in generator.run(batch):
-                    writer.add(result)
-                    failed = int("error" in result)
-                    errors += failed
-                    bar.update(1, errors=failed)
-                    if on_result is not None:
-                        on_result(result)
+                for finished in generator.run(batch):
+                    for result in writer.add(finished):
+                        failed = int("error" in result)
+                        errors += failed
+                        bar.update(1, errors=failed)
+                        if on_result is not None:
+                            on_result(result)
     bar.close()
     return JobSummary(skipped + len(todo), skipped, len(todo), errors,
                       time.perf_counter() - start)

@@ -69,6 +69,8 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None,
     if address:
         ray.init(address=address, **kwargs)
     else:
+        # the job is this machine's main work: Ray would otherwise nice its workers to 15
+        os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False,
                  object_store_memory=256 * 1024 * 1024, **kwargs)
     return True
@@ -121,13 +123,13 @@ class RayRunner:
             self.start()
             with OrderedWriter(output_path, [r.index for r in todo]) as writer:
                 for results in self._dispatch(batches(todo, batch_size)):
-                    for result in results:
-                        writer.add(result)
-                        failed = int("error" in result)
-                        errors += failed
-                        bar.update(1, errors=failed)
-                        if on_result is not None:
-                            on_result(result)
+                    for finished in results:
+                        for result in writer.add(finished):
+                            failed = int("error" in result)
+                            errors += failed
+                            bar.update(1, errors=failed)
+                            if on_result is not None:
+                                on_result(result)
         bar.close()
         return JobSummary(skipped + len(todo), skipped, len(todo), errors,
                           time.perf_counter() - start)

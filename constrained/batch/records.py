@@ -130,20 +130,20 @@ class OrderedWriter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def add(self, result: dict) -> int:
-        """Buffer one result; returns how many lines this wrote."""
+    def add(self, result: dict) -> list[dict]:
+        """Buffer one result; returns the results this call wrote, in order."""
         self._buffer[int(result["index"])] = result
-        n = 0
+        out = []
         while self._next < len(self.pending) and self.pending[self._next] in self._buffer:
-            line = json.dumps(self._buffer.pop(self.pending[self._next]), ensure_ascii=False)
-            self._file.write(line + "\n")
+            done = self._buffer.pop(self.pending[self._next])
+            self._file.write(json.dumps(done, ensure_ascii=False) + "\n")
             self._file.flush()
             self._next += 1
             self.written += 1
-            n += 1
+            out.append(done)
             if self.written % self.sync_every == 0:
                 os.fsync(self._file.fileno())
-        return n
+        return out
 
     @property
     def complete(self) -> bool:

@@ -26,7 +26,8 @@ class JobSpec:
 
     ``grammar`` is a ``Grammar`` built by the caller (None: unconstrained); ``sampling`` maps
     SamplingParams field names to values; ``seed`` is the base seed (record seed, else
-    ``seed + index``); ``decode`` is DECODE_PER_RECORD or DECODE_BATCHED.
+    ``seed + index``); ``decode`` is DECODE_PER_RECORD or DECODE_BATCHED; ``chat``, ``system``
+    and ``complete_within_budget`` go to ``constrained.generate``.
     """
 
     model: str = "smollm2"
@@ -38,6 +39,8 @@ class JobSpec:
     decode: str = DECODE_PER_RECORD
     num_threads: int | None = None
     token_ids: bool = False
+    complete_within_budget: bool = False
+    system: str | None = None
 
 
 def _logits_width(model) -> int:
@@ -58,14 +61,15 @@ def _generate_fn():
 class BatchGenerator:
     """Holds one model and one compiled grammar; ``run`` turns records into result dicts."""
 
-    def __init__(self, spec: JobSpec) -> None:
+    def __init__(self, spec: JobSpec, *, loaded: tuple | None = None) -> None:
+        """``loaded``: an already loaded (model, tokenizer) to use instead of ``spec.model``."""
         import torch
         from ..model import load_model
         start = time.perf_counter()
         if spec.num_threads:
             torch.set_num_threads(int(spec.num_threads))
         self.spec = spec
-        self.model, self.tokenizer = load_model(spec.model)
+        self.model, self.tokenizer = loaded if loaded is not None else load_model(spec.model)
         self.load_seconds = time.perf_counter() - start
         start = time.perf_counter()
         self.vocab = Vocabulary.from_hf(self.tokenizer, vocab_size=_logits_width(self.model))
@@ -92,17 +96,28 @@ class BatchGenerator:
                 results[record.index] = self._run_one(record)
         return [results[r.index] for r in records]
 
-    def _call(self, prompts: list, seeds: list[int]):
+    def _encode(self, prompt: Any) -> list[int]:
+        """Token ids of a prompt (chat template applied); ValueError when it is too long."""
+        from ..decoding.prompts import encode_prompt
+        ids = encode_prompt(prompt, self.tokenizer, chat=self.spec.chat, system=self.spec.system)
+        limit = self.max_positions
+        if limit is not None and len(ids) + self.spec.max_new_tokens > limit:
+            raise ValueError(f"the prompt has {len(ids)} tokens; with max_new_tokens="
+                             f"{self.spec.max_new_tokens} that exceeds the model's {limit} "
+                             f"positions")
+        return ids
+
+    def _call(self, prompts: list[list[int]], seeds: list[int]):
         return self._generate(self.model, self.tokenizer, prompts, grammar=self.compiled,
                               sampling=dict(self.spec.sampling),
                               max_new_tokens=self.spec.max_new_tokens, seed=seeds,
-                              chat=self.spec.chat)
+                              complete_within_budget=self.spec.complete_within_budget)
 
     def _run_one(self, record: Record) -> dict:
         seed = record.seed_for(self.spec.seed)
         start = time.perf_counter()
         try:
-            [result] = self._call([record.prompt], [seed])
+            [result] = self._call([self._encode(record.prompt)], [seed])
         except Exception as exc:  # noqa: BLE001 - a bad record never stops the job
             return error_result(record, f"{type(exc).__name__}: {exc}")
         return self._to_dict(record, seed, result, time.perf_counter() - start)
@@ -111,7 +126,7 @@ class BatchGenerator:
         seeds = [r.seed_for(self.spec.seed) for r in records]
         start = time.perf_counter()
         try:
-            results = self._call([r.prompt for r in records], seeds)
+            results = self._call([self._encode(r.prompt) for r in records], seeds)
         except Exception:  # noqa: BLE001 - isolate the failing record(s) one by one
             return {r.index: self._run_one(r) for r in records}
         wall = (time.perf_counter() - start) / len(records)

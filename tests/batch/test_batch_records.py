@@ -79,10 +79,10 @@ def test_batch_check_resume_rejects_another_input():
 def test_batch_ordered_writer_writes_in_input_order(tmp_path):
     path = tmp_path / "out.jsonl"
     with OrderedWriter(path, [1, 3, 4, 7]) as w:
-        assert w.add({"index": 4}) == 0
-        assert w.add({"index": 1}) == 1
-        assert w.add({"index": 7}) == 0
-        assert w.add({"index": 3}) == 3
+        assert w.add({"index": 4}) == []
+        assert w.add({"index": 1}) == [{"index": 1}]
+        assert w.add({"index": 7}) == []
+        assert [x["index"] for x in w.add({"index": 3})] == [3, 4, 7]
         assert w.complete
     assert [x["index"] for x in _lines(path)] == [1, 3, 4, 7]
 
@@ -180,3 +180,25 @@ def test_batch_cli_spec_from_args():
     assert (spec.seed, spec.max_new_tokens, spec.chat) == (3, 7, True)
     with pytest.raises(SystemExit):
         p.parse_args(["--input", "i", "--output", "o", "--regex", "a", "--grammar", "g.lark"])
+
+
+def test_batch_cli_runs_a_job_and_resumes(tmp_path, monkeypatch, capsys):
+    import constrained.batch.local as local
+    import constrained.batch.ray_runner as ray_runner
+    from constrained.batch.cli import main
+    monkeypatch.setattr(local, "BatchGenerator", lambda spec: FakeGenerator(seed=spec.seed))
+    monkeypatch.setattr(ray_runner, "ray_available", lambda: False)
+    inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    _write_input(inp, 3)
+    argv = ["--input", str(inp), "--output", str(out), "--regex", "[0-9]+", "--seed", "10",
+            "--workers", "2"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "running in this process" in err and "3 written" in err and "3/3" in err
+    assert [x["text"] for x in _lines(out)] == ["p0|10", "p1|11", "p2|12"]
+    assert main(argv) == 0
+    assert "0 written, 3 already done" in capsys.readouterr().err
+    assert len(_lines(out)) == 3
+    assert main(["--input", str(inp), "--output", str(out), "--grammar", "x.txt"]) == 2
+    assert "error:" in capsys.readouterr().err
+    assert main(argv[:4] + ["--ray-address", "auto"]) == 2

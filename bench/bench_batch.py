@@ -1,0 +1,127 @@
+"""Batch job throughput: records per second, single process vs Ray workers, by batch size.
+
+    python -m bench.bench_batch [--records 32] [--workers 2] [--batch-sizes 1,4,16]
+
+Each configuration runs the same JSON Schema job on SmolLM2 (model loading excluded: each
+generator or actor loads once, before timing). For each run the table splits the worker time
+into prefill, forward passes of the decode steps, grammar masks and sampling, and shows what is
+left (Ray scheduling, serialization, result writing) as overhead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+SCHEMA = {"type": "object",
+          "properties": {"name": {"type": "string", "maxLength": 12},
+                         "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+          "required": ["name", "age"], "additionalProperties": False}
+
+
+def _write_prompts(path: Path, n: int) -> None:
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"prompt": f"Invent person number {i} as JSON with a name and "
+                                          f"an age.", "id": i}) + "\n")
+
+
+def _breakdown(out: Path, seconds: float, workers: int) -> dict:
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    t = {k: sum(x["timings"].get(k, 0.0) for x in lines) / 1e3
+         for k in ("prefill_ms", "forward_ms", "mask_ms", "sample_ms", "wall_ms")}
+    tokens = sum(x.get("completion_tokens", 0) for x in lines)
+    busy = t["wall_ms"] / workers
+    return {"rec_s": len(lines) / seconds, "tok_s": tokens / seconds,
+            "prefill": t["prefill_ms"] / workers, "forward": t["forward_ms"] / workers,
+            "mask": t["mask_ms"] / workers, "sample": t["sample_ms"] / workers,
+            "gen": busy, "overhead": seconds - busy, "wall": seconds,
+            "errors": sum("error" in x for x in lines)}
+
+
+def _row(name: str, bs: int, b: dict) -> str:
+    return (f"{name:<28} {bs:>5} {b['rec_s']:>7.2f} {b['tok_s']:>7.1f} {b['wall']:>7.1f} "
+            f"{b['prefill']:>7.1f} {b['forward']:>7.1f} {b['mask']:>6.2f} {b['sample']:>6.2f} "
+            f"{b['overhead']:>8.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_batch", description=__doc__)
+    parser.add_argument("--records", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch-sizes", default="1,4,16")
+    parser.add_argument("--max-new-tokens", type=int, default=24)
+    parser.add_argument("--modes", default="per_record,batched",
+                        help="decode modes: per_record (batch-independent), batched")
+    parser.add_argument("--no-ray", action="store_true")
+    args = parser.parse_args()
+    from constrained.batch.local import run_local
+    from constrained.batch.ray_runner import RayRunner, init_ray, ray_available
+    from constrained.batch.worker import BatchGenerator, JobSpec, build_grammar
+    from transformers.utils import logging
+    logging.disable_progress_bar()
+
+    sizes = [int(x) for x in args.batch_sizes.split(",")]
+    modes = args.modes.split(",")
+    cpus = os.cpu_count() or 1
+    tmp = Path(tempfile.mkdtemp(prefix="bench_batch_"))
+    prompts = tmp / "prompts.jsonl"
+    _write_prompts(prompts, args.records)
+    print(f"machine: {platform.machine()}, {cpus} cores, load average "
+          f"{os.getloadavg()[0]:.1f}; {args.records} records, SmolLM2-135M, schema "
+          f"{{name, age}}, max_new_tokens {args.max_new_tokens}, temperature 0.8")
+    print("seconds are summed over workers and divided by their number; overhead = wall - "
+          "that (scheduling, transfer, writing, idle workers)")
+    print(f"{'runner':<28} {'batch':>5} {'rec/s':>7} {'tok/s':>7} {'wall':>7} {'prefill':>7} "
+          f"{'forward':>7} {'mask':>6} {'sample':>6} {'overhead':>8}")
+    grammar = build_grammar(schema=SCHEMA)
+    loaded = None
+    for mode in modes:
+        spec = JobSpec(grammar=grammar, max_new_tokens=args.max_new_tokens, seed=0,
+                       complete_within_budget=True, decode=mode, num_threads=cpus)
+        start = time.perf_counter()
+        gen = BatchGenerator(spec, loaded=loaded)
+        loaded = (gen.model, gen.tokenizer)
+        print(f"# single process, {mode}: setup {time.perf_counter() - start:.1f} s "
+              f"(compile {gen.compile_seconds:.2f} s)")
+        for bs in sizes:
+            out = tmp / f"local-{mode}-{bs}.jsonl"
+            s = run_local(prompts, out, spec, batch_size=bs, progress=False, generator=gen)
+            print(_row(f"1 process, {cpus} threads, {mode}", bs,
+                       _breakdown(out, s.seconds, 1)), flush=True)
+    if args.no_ray or not ray_available():
+        print("Ray: skipped" if args.no_ray else "Ray: not installed")
+        return
+    import ray
+    started = init_ray(num_cpus=cpus)
+    try:
+        for mode in modes:
+            spec = JobSpec(grammar=grammar, max_new_tokens=args.max_new_tokens, seed=0,
+                           complete_within_budget=True, decode=mode)
+            start = time.perf_counter()
+            runner = RayRunner(spec, workers=args.workers,
+                               cpus_per_worker=max(1, cpus // args.workers))
+            runner.start()
+            print(f"# Ray, {args.workers} workers, {mode}: actors ready in "
+                  f"{time.perf_counter() - start:.1f} s (model load "
+                  f"{max(i['load_s'] for i in runner.infos):.1f} s)")
+            try:
+                for bs in sizes:
+                    out = tmp / f"ray-{mode}-{bs}.jsonl"
+                    s = runner.run(prompts, out, batch_size=bs, progress=False)
+                    print(_row(f"Ray {args.workers}x{max(1, cpus // args.workers)} thread, "
+                               f"{mode}", bs, _breakdown(out, s.seconds, args.workers)),
+                          flush=True)
+            finally:
+                runner.shutdown()
+    finally:
+        if started:
+            ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()
