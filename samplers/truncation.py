@@ -12,7 +12,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._candidates import Candidates
+from ._candidates import NEG_INF, Candidates
 from .selection import first_max_mask
 
 
@@ -42,8 +42,44 @@ def top_k(c: Candidates, k: Tensor, active: Tensor) -> None:
     c.top_k_compact(k, active)
 
 
+_WINDOW0 = 256
+
+
+def _top_p_windowed(c: Candidates, p: Tensor, min_keep: Tensor) -> bool:
+    """Top-p on a large dense set from growing top-k windows (no full sort when the nucleus is
+    small). Returns False when a full sort is needed (big nucleus, or a tie at the window edge)."""
+    mx = c.logits.max(dim=1, keepdim=True).values
+    total = torch.exp(c.logits - mx).sum(dim=1, keepdim=True)  # as softmax normalises
+    n_fin = c.n_finite()
+    w = _WINDOW0
+    while w * 8 <= c.width:
+        vals, idx = torch.topk(c.logits, w + 1, dim=1)
+        edge_vals = vals[:, w]
+        win = Candidates(vals[:, :w], c.vocab_size)
+        win._order_compact(vals[:, :w], idx[:, :w])
+        fin = win.finite()
+        cum = (torch.exp(win.logits - mx) / total).cumsum(dim=1)
+        cnt = fin.cumsum(dim=1)
+        ok = (cum >= p[:, None]) & (cnt >= min_keep[:, None]) & fin
+        if bool((ok.any(dim=1) | (n_fin <= w)).all()):
+            cut = _first_true(ok, torch.full_like(min_keep, w - 1))
+            cut_val = win.logits.gather(1, cut[:, None]).squeeze(1)
+            if bool(((edge_vals == cut_val) & (cut_val > NEG_INF)).any()):
+                return False  # a tie group runs past the window: its order is unknown
+            col = torch.arange(w, device=p.device)
+            c.logits = win.logits.masked_fill(col[None, :] > cut[:, None], NEG_INF)
+            c.ids = win.ids
+            c.sorted = True
+            c.shrink()
+            return True
+        w *= 4
+    return False
+
+
 def top_p(c: Candidates, p: Tensor, min_keep: Tensor, active: Tensor) -> None:
     """Keep the shortest best-first prefix with cumulative probability >= p and >= min_keep entries."""
+    if c.ids is None and c.width >= 8 * _WINDOW0 and bool(active.all()) and _top_p_windowed(c, p, min_keep):
+        return
     c.ensure_sorted()
     fin = c.finite()
     cum = c.probs().cumsum(dim=1)
