@@ -1,0 +1,156 @@
+"""MaskBench runner: JSON Schema compile and per-token masks, this project beside llguidance.
+
+    python bench/maskbench.py [--data DIR] [--limit N] [--timeout S] [--engines a,b]
+
+For every schema file (default ../shared/data/maskbench-dev from the repository root) each
+engine compiles the schema for the llama3 vocabulary; for each test instance the runner
+serializes it with json.dumps (default separators), tokenizes it, and for every token computes
+the mask (timed), checks the token is allowed and commits it. Per schema and engine:
+"passing" when every instance behaves, "compile error" when the engine refuses the schema (or
+exceeds --timeout), "validation error" when a valid instance is rejected or not accepting at its
+end, "invalidation error" when an invalid instance is fully accepted and accepting. Mask times
+are cold (the first documents right after compiling), single-threaded, in microseconds.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "maskbench-dev"
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("RAYON_NUM_THREADS", "1")
+
+from bench.peers import ENGINES  # noqa: E402
+from bench.vocabularies import load_vocabulary  # noqa: E402
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(_signum, _frame):
+    raise _Timeout()
+
+
+def _allowed(bitmask: np.ndarray, token: int) -> bool:
+    return bool((int(bitmask[token >> 5]) >> (token & 31)) & 1)
+
+
+def run_schema(engine, bv, doc: dict, timeout: float) -> dict:
+    """Compile one schema and feed its instances token by token; returns status and times."""
+    out = {"mask_us": [], "compile_ms": None, "status": "passing", "detail": ""}
+    bitmask = np.zeros((bv.vocab.size + 31) // 32, dtype=np.int32)
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        t0 = time.perf_counter()
+        try:
+            compiled = engine.compile("json_schema", doc["schema"])
+        except _Timeout:
+            raise
+        except Exception as e:  # noqa: BLE001 - any refusal is a compile error
+            out.update(status="compile error", detail=f"{type(e).__name__}: {e}"[:300])
+            return out
+        out["compile_ms"] = (time.perf_counter() - t0) * 1000
+        for test in doc["tests"]:
+            tokens = bv.encode(json.dumps(test["data"]))
+            m = engine.matcher(compiled)
+            ok = True
+            for tok in tokens:
+                t = time.perf_counter()
+                engine.fill(m, bitmask)
+                out["mask_us"].append((time.perf_counter() - t) * 1e6)
+                if not _allowed(bitmask, tok) or not engine.accept(m, tok):
+                    ok = False
+                    break
+            accepted = ok and engine.is_accepting(m)
+            if test["valid"] and not accepted:
+                if out["status"] == "passing":
+                    out.update(status="validation error",
+                               detail=json.dumps(test["data"])[:200])
+            elif not test["valid"] and accepted:
+                out.update(status="invalidation error", detail=json.dumps(test["data"])[:200])
+    except _Timeout:
+        out.update(status="compile error", detail=f"timeout after {timeout}s")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return out
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return float(np.percentile(np.asarray(values), q))
+
+
+def summary(results: dict[str, list[dict]]) -> str:
+    """The table, in the shape of the published MaskBench results."""
+    head = ("| engine | passing | compile err | validation err | invalidation err | mask avg us "
+            "| mask p50 | mask p99 | compile p50 ms | compile p99 ms |")
+    lines = [head, "|" + "---|" * 10]
+    for name, rows in results.items():
+        c = Counter(r["status"] for r in rows)
+        masks = [x for r in rows for x in r["mask_us"]]
+        comp = [r["compile_ms"] for r in rows if r["compile_ms"] is not None]
+        avg = statistics.fmean(masks) if masks else float("nan")
+        lines.append(f"| {name} | {c['passing']} | {c['compile error']} | "
+                     f"{c['validation error']} | {c['invalidation error']} | {avg:.0f} | "
+                     f"{_pct(masks, 50):.0f} | {_pct(masks, 99):.0f} | {_pct(comp, 50):.1f} | "
+                     f"{_pct(comp, 99):.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--limit", type=int, default=None, help="first N files (sorted)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per schema")
+    parser.add_argument("--engines", default="constrained,llguidance")
+    parser.add_argument("--vocab", default="llama3")
+    parser.add_argument("--details", default=None, help="write per-schema results (JSON)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    files = sorted(Path(args.data).glob("*.json"))[:args.limit]
+    bv = load_vocabulary(args.vocab)
+    engines = {}
+    for name in args.engines.split(","):
+        try:
+            engines[name] = ENGINES[name](bv)
+        except ImportError as e:
+            print(f"{name}: not installed ({e})", file=sys.stderr)
+    results: dict[str, list[dict]] = {name: [] for name in engines}
+    for i, path in enumerate(files):
+        doc = json.loads(path.read_text())
+        for name, engine in engines.items():
+            r = run_schema(engine, bv, doc, args.timeout)
+            r["file"] = path.name
+            results[name].append(r)
+            if args.verbose and r["status"] != "passing":
+                print(f"[{i + 1}/{len(files)}] {name} {path.name}: {r['status']} {r['detail']}",
+                      file=sys.stderr, flush=True)
+        if args.verbose and (i + 1) % 25 == 0:
+            print(f"-- {i + 1}/{len(files)} files", file=sys.stderr, flush=True)
+    print(f"MaskBench: {len(files)} schemas from {args.data}, vocabulary {args.vocab} "
+          f"({bv.vocab.size} tokens), single thread")
+    print(summary(results))
+    if args.details:
+        slim = {n: [{k: v for k, v in r.items() if k != "mask_us"} for r in rows]
+                for n, rows in results.items()}
+        Path(args.details).write_text(json.dumps(slim, indent=1))
+
+
+if __name__ == "__main__":
+    main()
