@@ -120,10 +120,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per schema")
     parser.add_argument("--engines", default="constrained,llguidance")
     parser.add_argument("--vocab", default="llama3")
+    parser.add_argument("--shard", default=None, help="K/N: only files K, K+N, ... (0-based)")
     parser.add_argument("--details", default=None, help="write per-schema results (JSON)")
+    parser.add_argument("--merge", nargs="+", default=None,
+                        help="print the table of --details files from shards instead of running")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if args.merge:
+        merged: dict[str, list[dict]] = {}
+        for f in args.merge:
+            for name, rows in json.loads(Path(f).read_text()).items():
+                merged.setdefault(name, []).extend(rows)
+        n = len(next(iter(merged.values()), []))
+        print(f"MaskBench: {n} schemas merged from {len(args.merge)} shard(s)")
+        print(summary(merged))
+        return
     files = sorted(Path(args.data).glob("*.json"))[:args.limit]
+    if args.shard:
+        k, n = (int(x) for x in args.shard.split("/"))
+        files = files[k::n]
     bv = load_vocabulary(args.vocab)
     engines = {}
     for name in args.engines.split(","):
@@ -147,9 +162,7 @@ def main(argv: list[str] | None = None) -> None:
           f"({bv.vocab.size} tokens), single thread")
     print(summary(results))
     if args.details:
-        slim = {n: [{k: v for k, v in r.items() if k != "mask_us"} for r in rows]
-                for n, rows in results.items()}
-        Path(args.details).write_text(json.dumps(slim, indent=1))
+        Path(args.details).write_text(json.dumps(results))
 
 
 if __name__ == "__main__":

@@ -146,3 +146,42 @@ def _class(items) -> chars.Ranges:
         else:
             raise PatternError(f"character class item {op} is not supported")
     return chars.complement(ranges) if negate else chars.normalize(ranges)
+
+
+def bounded_body(pattern: str, lo: int, hi: int | None) -> str | None:
+    """Body for an anchored pattern of single characters with at most one repeated character
+    (e.g. ^ab[a-z]+$), with the repeat tightened so the whole length is in [lo, hi].
+    None when the pattern has another shape (or no string fits)."""
+    items = list(parse(pattern))
+    if not (len(items) >= 2 and items[0] == (C.AT, C.AT_BEGINNING)
+            and items[-1][0] == C.AT and items[-1][1] in (C.AT_END, C.AT_END_STRING)):
+        return None
+    items = items[1:-1]
+    single = (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN)
+    fixed, var = 0, None
+    for i, (op, av) in enumerate(items):
+        if op in single:
+            fixed += 1
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT) and len(av[2]) == 1 \
+                and av[2][0][0] in single and var is None:
+            var = i
+        else:
+            return None
+    if var is None:
+        return None
+    rmin, rmax, sub = items[var][1]
+    a = max(rmin, lo - fixed)
+    b = rmax if rmax < C.MAXREPEAT else None
+    if hi is not None:
+        b = hi - fixed if b is None else min(b, hi - fixed)
+    if b is not None and a > b:
+        return None
+    parts = []
+    for i, (op, av) in enumerate(items):
+        if i == var:
+            unit = _node(*sub[0])
+            q = f"{{{a},}}" if b is None else f"{{{a}}}" if a == b else f"{{{a},{b}}}"
+            parts.append(f"(?:{unit}){q}")
+        else:
+            parts.append(_node(op, av))
+    return "".join(parts)

@@ -41,6 +41,9 @@ def string_pattern(schema: dict, ptr: str, opts: SchemaOptions, refuse: Refuse) 
             if fmt_body is not None:
                 refuse(ptr + "/format", "format", "format together with pattern")
             if not _implied(lo, hi, plo, phi):
+                bounded = patterns.bounded_body(pat, lo, hi)
+                if bounded is not None:
+                    return '"' + bounded + '"'
                 refuse(ptr + "/maxLength" if hi is not None else ptr + "/minLength",
                        "maxLength" if hi is not None else "minLength",
                        "string lengths together with a pattern that does not imply them")
