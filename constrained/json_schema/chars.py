@@ -66,7 +66,7 @@ def char_class(ranges) -> str:
         body = "".join(_cls_char(lo) if lo == hi else
                        _cls_char(lo) + ("-" if hi > lo + 1 else "") + _cls_char(hi)
                        for lo, hi in rest)
-        return f"[^{body}]" if body else "[\s\S]"
+        return f"[^{body}]" if body else r"[\s\S]"
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         c = chr(ranges[0][0])
         return _cls_char(ranges[0][0]) if c not in ".$*+?()|{}/" else "\\" + c
