@@ -206,7 +206,8 @@ def tail_free_kai(c: Candidates, z: Tensor, min_keep: Tensor, active: Tensor) ->
 
 
 def top_a(c: Candidates, a: Tensor, min_keep: Tensor, active: Tensor) -> None:
-    """Remove tokens with p < a * p_max^2 (no-op for a <= 0 or size <= 1)."""
+    """Remove tokens with p < a * p_max^2, keeping at least max(min_keep, 1) (koboldcpp passes
+    min_keep 1); no-op for a <= 0 or size <= 1."""
     thr_log = torch.log((a.clamp(min=1e-30)).to(torch.float64))
 
     def keep_fn() -> Tensor:

@@ -111,13 +111,14 @@ def ref_xtc(c, thr, min_keep):  # probability 1: the coin always fires
     return c
 
 
-def ref_top_a(c, a):
+def ref_top_a(c, a, min_keep):
+    # koboldcpp's loop; it passes min_keep 1, the chain passes its min_keep (at least 1)
     if a <= 0 or len(c) <= 1:
         return c
     probs = softmax_sorted(c)
     thr = a * probs[0] ** 2
     for i, q in enumerate(probs):
-        if q < thr and i >= 1:
+        if q < thr and i >= max(min_keep, 1):
             return c[:i]
     return c
 
@@ -171,7 +172,7 @@ def reference(logits, order, hist, p):
         elif name == "xtc":
             c = ref_xtc(c, p.xtc_threshold, p.min_keep)
         elif name == "top_a":
-            c = ref_top_a(c, p.top_a)
+            c = ref_top_a(c, p.top_a, p.min_keep)
         elif name == "tfs":
             c = ref_tfs(c, p.tfs_z, p.min_keep)
         elif name == "penalties":
