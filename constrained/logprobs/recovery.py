@@ -170,7 +170,9 @@ def recover_one_per_call(oracle: TopLogprobsOracle, vocab_size: int, *,
             answer = counter({tid: b})
             if tid not in answer:
                 if b >= max_bias or attempt == max_tries - 1:
-                    _give_up(result, tid, answer, b)
+                    result.unresolved.append(tid)
+                    if answer:  # p'_i < the lowest visible p' bounds p_i through the inverse
+                        result.upper_bounds[tid] = unbias_one(min(answer.values()), b)
                     break
                 b = min(max_bias, 2 * b if b > 0 else 10.0)
                 continue
@@ -181,7 +183,10 @@ def recover_one_per_call(oracle: TopLogprobsOracle, vocab_size: int, *,
                 if wanted < b - 1.0:
                     b = wanted
                     continue
-            result.logprobs[tid] = est
+            if np.isfinite(est):
+                result.logprobs[tid] = est
+            else:  # saturated on the last try: p is unknown (but not 0)
+                result.unresolved.append(tid)
             break
     result.calls = counter.calls
     return result

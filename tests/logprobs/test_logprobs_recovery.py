@@ -152,3 +152,12 @@ def test_argument_checks():
         recover_one_per_call(oracle, V, token_ids=[V])
     with pytest.raises(ValueError):
         MedianOracle(oracle, repeats=0)
+
+
+def test_one_per_call_bounds_hidden_tokens():
+    logits = np.zeros(8)
+    logits[7] = -400.0
+    oracle = LogitsOracle(logits, k=2)
+    r = recover_one_per_call(oracle, 8, max_bias=50.0)
+    assert r.unresolved == [7] and r.upper_bounds[7] > oracle.logprobs[7]
+    assert _err(r, oracle.logprobs) < 1e-9
