@@ -19,6 +19,7 @@ from ._candidates import Candidates
 from ._rng import STREAM_SELECT, STREAM_XTC, make_generator
 from .dry import BreakerTable, build_breakers, dry as _dry
 from .errors import AllMaskedError, InvalidLogitsError, InvalidParameterError
+from .infill import infill as _infill
 from .mirostat import mirostat_v1, mirostat_v2
 from .params import SamplingParams
 from .selection import select_dist, select_greedy, select_race
@@ -130,6 +131,12 @@ class _Group:
             for b in self.dry_rows:
                 self.dry_tables[b] = chain._breakers(ps[b].dry_sequence_breakers)
         self.mir_rows = [b for b, m in enumerate(mir) if m]
+        if "infill" in order:
+            if not chain.eos_token_ids:
+                raise InvalidParameterError("samplers", "the infill sampler needs eos_token_ids (end-of-generation tokens)",
+                                            row=rows[0])
+            if chain.token_texts is None:
+                raise InvalidParameterError("samplers", "the infill sampler needs token_texts", row=rows[0])
         self.selection = order[-1]
 
 
@@ -139,7 +146,8 @@ class SamplerChain:
     ``params`` is one :class:`SamplingParams` for every row (row r then uses seed + r; the
     chain adapts to the batch size of each call, re-seeding when it changes) or one per row. ``token_texts`` (a list of token strings/bytes or a callable id -> text) maps DRY's
     breaker strings to tokens and finds the newline token; ``tokenize`` (optional, text -> ids)
-    gives llama.cpp's exact multi-token breakers. ``eos_token_ids`` serve ``ignore_eos``.
+    gives llama.cpp's exact multi-token breakers. ``eos_token_ids`` serve ``ignore_eos`` and are
+    the end-of-generation tokens of the ``infill`` sampler (letter 'i', see :mod:`samplers.infill`).
     ``num_threads`` (optional) runs each call with that many torch intra-op threads (restored
     afterwards); 1 avoids OpenMP contention on busy machines, where a step is mostly small ops.
 
@@ -356,6 +364,10 @@ class SamplerChain:
             _xtc(c, g.xtc_t, g.min_keep, fire)
         elif name == "temperature":
             _temperature(c, g.temp, g.dyn_range, g.dyn_exp, act)
+        elif name == "infill":
+            out = _infill(c.logits, self.eos_token_ids, self.token_texts, ids=c.ids)
+            c.logits = out.to(c.logits.dtype)
+            c.sorted = False
         elif name == "mirostat":
             mu = self.mu if g.index is None else self.mu[g.index]
             mir = g.mirostat

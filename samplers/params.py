@@ -10,7 +10,7 @@ from .errors import InvalidParameterError, UnknownSamplerError
 # Canonical sampler names. The selection step ("dist", "race", "greedy") always ends a chain.
 SAMPLER_NAMES = (
     "logit_bias", "penalties", "rep_pen", "rep_pen_kcpp", "dry", "top_n_sigma", "top_k",
-    "typical", "top_p", "min_p", "xtc", "temperature", "top_a", "tfs", "tfs_kai",
+    "typical", "top_p", "min_p", "xtc", "temperature", "top_a", "tfs", "tfs_kai", "infill",
 )
 SELECTION_NAMES = ("dist", "race", "greedy")
 
@@ -31,7 +31,7 @@ _ALIASES = {
 # llama.cpp's one-letter codes (common/sampling.cpp); 'f' is the tail-free letter of older versions.
 LLAMA_LETTERS = {
     "e": "penalties", "d": "dry", "s": "top_n_sigma", "k": "top_k", "y": "typical",
-    "p": "top_p", "m": "min_p", "x": "xtc", "t": "temperature", "f": "tfs",
+    "p": "top_p", "m": "min_p", "x": "xtc", "t": "temperature", "f": "tfs", "i": "infill",
 }
 LLAMA_DEFAULT_ORDER = ("penalties", "dry", "top_n_sigma", "top_k", "typical", "top_p", "min_p",
                        "xtc", "temperature")
@@ -101,9 +101,6 @@ def canonical_name(item: str) -> str:
     key = _ALIASES.get(key, key)
     if key in SAMPLER_NAMES or key in SELECTION_NAMES:
         return key
-    if key == "infill":
-        raise UnknownSamplerError(item, "the infill sampler is not part of the sampler chain "
-                                        "(it needs end-of-generation tokens; see the decode loop)")
     if key in ("mirostat", "mirostat_v2"):
         raise UnknownSamplerError(item, "mirostat is selected with the 'mirostat' parameter (1 or 2), "
                                         "not in the sampler order")
@@ -121,8 +118,6 @@ def parse_order(spec: str | Sequence[str | int], kobold_variant: str = "koboldcp
             return parse_order(items, kobold_variant)
         for ch in s:
             if ch not in LLAMA_LETTERS:
-                if ch == "i":
-                    raise UnknownSamplerError(ch, "the infill sampler ('i') is not part of the sampler chain")
                 raise UnknownSamplerError(ch, f"unknown sampler letter {ch!r} in {spec!r} "
                                               f"(known: {''.join(LLAMA_LETTERS)})")
             out.append(LLAMA_LETTERS[ch])

@@ -26,7 +26,7 @@ from samplers.operator import sample_from_probs
     (dict(logit_bias={-1: 1.0}), "logit_bias"), (dict(logit_bias={1: math.inf}), "logit_bias"),
     (dict(min_keep=-1), "min_keep"), (dict(selection="beam"), "selection"), (dict(top_k=True), "top_k"),
     (dict(samplers="kqp"), "samplers"), (dict(samplers=["top_k", "nope"]), "samplers"),
-    (dict(samplers=[0, 9]), "samplers"), (dict(samplers="i"), "samplers"),
+    (dict(samplers=[0, 9]), "samplers"), (dict(samplers="kz"), "samplers"),
     (dict(kobold_variant="x"), "kobold_variant"),
 ])
 def test_bad_parameters_raise_typed_error(kw, param):
@@ -202,3 +202,18 @@ def test_from_dict_aliases():
         SamplingParams.from_dict({"top_q": 0.5})
     assert ei.value.param == "top_q"
     assert SamplingParams.from_dict({"top_q": 0.5, "top_k": 3}, strict=False).top_k == 3
+
+
+def test_infill_letter_in_the_chain():
+    from samplers.infill import infill
+    texts = ["a", "ab", "abc", "x", "y", "<eot>"]
+    lg = torch.log(torch.tensor([[0.3, 0.25, 0.05, 0.2, 0.15, 0.05]]))
+    ch = SamplerChain(SamplingParams(samplers="ki", top_k=5), vocab_size=6, token_texts=texts, eos_token_ids=[5])
+    got = ch.filter(lg.clone())
+    top5 = SamplerChain(SamplingParams(samplers="k", top_k=5), vocab_size=6).filter(lg.clone())
+    exp = infill(top5, [5], texts)
+    assert torch.equal(torch.isfinite(got), torch.isfinite(exp))
+    np.testing.assert_allclose(torch.softmax(got, 1).numpy(), torch.softmax(exp, 1).numpy(), atol=1e-6)
+    assert SamplingParams(samplers="kpi").resolved_order()[-2] == "infill"
+    with pytest.raises(InvalidParameterError):
+        SamplerChain(SamplingParams(samplers="ki"), vocab_size=6, token_texts=texts)
