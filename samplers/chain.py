@@ -393,7 +393,11 @@ class SamplerChain:
     def sample(self, logits: Tensor, histories: Sequence[Sequence[int]] | None = None,
                return_probs: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """Next token per row: ids [B] (and, with ``return_probs``, their probabilities [B]
-        under the filtered distribution). ``logits`` may be modified in place."""
+        under the filtered distribution).
+
+        ``logits`` [B, V] (masked tokens -inf) may be modified in place; ``histories`` holds each
+        row's tokens so far, oldest first (None: empty). Advances each row's generators and
+        updates mirostat's mu with the chosen token; there is no separate accept step."""
         with torch.no_grad(), self._threads():
             return self._sample(logits, histories, return_probs)
 
@@ -426,7 +430,9 @@ class SamplerChain:
 
     def filter(self, logits: Tensor, histories: Sequence[Sequence[int]] | None = None) -> Tensor:
         """The logits after every sampler but the selection: [B, V], -inf outside the kept set.
-        ``softmax`` of the result is the distribution ``sample`` draws from."""
+        ``softmax`` of the result is the distribution ``sample`` draws from (for logprobs and
+        tests). Does not advance the selection generators or mu, but does draw XTC's coin;
+        ``logits`` may be modified in place."""
         with torch.no_grad(), self._threads():
             return self._filter(logits, histories)
 
