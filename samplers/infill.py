@@ -77,7 +77,8 @@ def infill(logits, eog_ids: Iterable[int], token_texts: Sequence[bytes | str],
         raise ValueError("eog_ids is empty: the infill sampler needs end-of-generation tokens")
     eot = _default_eot(eog, eot_id)
     is_torch = torch is not None and isinstance(logits, torch.Tensor)
-    arr = logits.detach().to("cpu", torch.float64).numpy() if is_torch \
+    # numpy for the conversions: a torch dtype cast wakes its thread pool (slow when busy)
+    arr = logits.detach().cpu().numpy().astype(np.float64) if is_torch \
         else np.asarray(logits, dtype=np.float64)
     rows = arr.reshape(1, -1) if arr.ndim == 1 else arr
     if ids is None:
@@ -92,7 +93,8 @@ def infill(logits, eog_ids: Iterable[int], token_texts: Sequence[bytes | str],
         out[r] = _infill_row(rows[r], id_rows[r], np.isin(id_rows[r], eog_list), token_texts, eot)
     out = out.reshape(arr.shape)
     if is_torch:
-        return torch.from_numpy(out).to(dtype=logits.dtype, device=logits.device)
+        host = out.astype(np.float32) if logits.dtype == torch.float32 else out
+        return torch.from_numpy(host).to(dtype=logits.dtype, device=logits.device)
     return out
 
 
@@ -185,10 +187,18 @@ def _merge_prefixes(ids: np.ndarray, p: np.ndarray, texts) -> np.ndarray:
     tx = [_as_bytes(texts[int(t)]) if 0 <= int(t) < len(texts) else b"" for t in ids]
     by_text = sorted(range(n), key=lambda i: tx[i])
     keys = [tx[i] for i in by_text]
+    # a text has a partner iff its successor in sorted order starts with it (equal texts are
+    # partners of each other both ways)
+    has_partner = [False] * n
+    for j in range(n - 1):
+        if keys[j] and keys[j + 1].startswith(keys[j]):
+            has_partner[by_text[j]] = True
+            if keys[j + 1] == keys[j]:
+                has_partner[by_text[j + 1]] = True
     dead = np.zeros(n, dtype=bool)
     for i0 in range(n):
         t0 = tx[i0]
-        if not t0 or dead[i0]:
+        if not has_partner[i0] or dead[i0]:
             continue
         lo = bisect.bisect_left(keys, t0)
         hi = lo

@@ -134,3 +134,40 @@ def test_sampler_object_and_errors():
         InfillSampler([], TEXTS)
     with pytest.raises(ValueError):
         infill(torch.full((10,), float("-inf")), [EOG], TEXTS)
+
+
+def _reference_pairs(ids, p, texts, eog):
+    """The reference double loop over every ordered pair, for comparison."""
+    p = list(p)
+    dead = [False] * len(ids)
+    for i0 in range(len(ids)):
+        for i1 in range(len(ids)):
+            if dead[i0]:
+                break
+            if i0 == i1 or dead[i1]:
+                continue
+            t0, t1 = texts[ids[i0]], texts[ids[i1]]
+            if t0 and len(t0) <= len(t1) and t1.startswith(t0):
+                dst, src = (i1, i0) if p[i1] > p[i0] else (i0, i1)
+                p[dst] += p[src]
+                p[src] = 0.0
+                dead[src] = True
+    return p
+
+
+def test_merge_matches_the_reference_pair_loop_on_random_sets():
+    from samplers.infill import _merge_prefixes
+    rng = np.random.default_rng(0)
+    alphabet = [b"a", b"b", b"c"]
+    for trial in range(200):
+        n = int(rng.integers(2, 14))
+        texts = [b"".join(rng.choice(alphabet, size=int(rng.integers(0, 4))).tolist())
+                 for _ in range(n)]
+        ids = np.arange(n)
+        p = rng.dirichlet(np.ones(n))
+        if trial % 3 == 0:
+            p = np.round(p, 1) + 1e-3  # ties
+        order = np.argsort(-p, kind="stable")
+        got = _merge_prefixes(ids[order], p[order].copy(), texts)
+        want = _reference_pairs(ids[order].tolist(), p[order].tolist(), texts, set())
+        assert np.allclose(got, want), (texts, p)
