@@ -128,7 +128,8 @@ class Completer:
                  logit_bias: Mapping[int | str, float] | None = None, top_logprobs: int = 0,
                  temperature: float = 0.0, seed: int | None = None, grammar=None,
                  token_healing: bool = False, stop_at_eos: bool = True,
-                 stop_ids: Sequence[int] | None = None) -> Completion:
+                 stop_ids: Sequence[int] | None = None,
+                 processors: Sequence[Any] = ()) -> Completion:
         """Complete ``prompt`` (text or ids). ``temperature`` 0 is greedy; else a softmax draw
         at that temperature from the biased distribution (seeded by ``seed``). ``grammar`` (a
         Grammar or CompiledGrammar) masks the tokens. ``top_logprobs`` alternatives per token.
@@ -136,7 +137,9 @@ class Completer:
         ``token_healing`` backs the prompt up (constrained.healing) and forces the generation to
         start with the removed bytes; ``text`` is still exactly the continuation after the
         original prompt, while ``token_ids`` and the logprobs cover every generated token.
-        ``stop_ids`` end the completion (default: the vocabulary's EOS tokens)."""
+        ``stop_ids`` end the completion (default: the vocabulary's EOS tokens). ``processors``
+        (callables logprobs[V] -> logits[V], e.g. samplers.infill.InfillSampler) reshape the
+        distribution the token is drawn from; the reported logprobs stay those before them."""
         if max_tokens < 1:
             raise ValueError("max_tokens must be >= 1")
         if top_logprobs < 0:
@@ -164,7 +167,10 @@ class Completer:
         finish = "length"
         for step in range(max_tokens):
             lp = self._logprobs(logits, bias, matcher)
-            tok = self._choose(lp, temperature, gen)
+            pick = lp
+            for proc in processors:
+                pick = np.asarray(proc(pick), dtype=np.float64)
+            tok = self._choose(pick, temperature, gen)
             chosen_lp.append(float(lp[tok]))
             alts.append(self._top(lp, top_logprobs) if top_logprobs else {})
             if matcher is not None:

@@ -247,3 +247,20 @@ def test_fill_in_the_middle_end_to_end_json(json_compiled, prefix, suffix):
         else:
             assert InfillGrammar(cg, prefix, suffix).matcher().accept_string(r.text)
     assert done >= 3
+
+
+def test_fill_in_the_middle_with_the_infill_sampler(json_compiled):
+    from constrained.infill import fill_in_the_middle
+    from constrained.logprobs.completion import Completer
+    cg, _ = json_compiled
+    prefix, suffix = '{"a": [1', '], "b": 2}'
+    ended = 0
+    for seed in range(4):
+        completer = Completer(_RandomLM(VOCAB.size, seed), _ByteTokenizer(), vocab=VOCAB)
+        r = fill_in_the_middle(completer, prefix, suffix, grammar=cg, max_tokens=20,
+                               temperature=1.0, seed=seed, infill_sampler=True, top_k=20,
+                               logit_bias={EOS: 2.0})
+        if r.finish_reason == "stop":
+            ended += 1
+            json.loads(prefix + r.text + suffix)
+    assert ended >= 2
