@@ -94,3 +94,12 @@ def test_identifiers_exclude_keywords(key):
     keywords = interegular.parse_pattern(alternatives).to_fsm()
     plain = interegular.parse_pattern("[A-Za-z_][0-9A-Za-z_]*").to_fsm()
     assert ident.equivalent(plain.difference(keywords))
+
+
+@pytest.mark.parametrize("name", ["json", "arithmetic", "csv", "lines", "pgn"])
+def test_prefixes_of_valid_samples_are_viable_under_greedy_lexing(name):
+    g = _load(ROOT / "grammars" / f"{name}.lark")
+    for sample in _samples(name, "valid")[:3]:
+        doc = _read(sample)
+        for k in sorted({*range(0, len(doc), max(1, len(doc) // 40)), len(doc)}):
+            assert lark_reference.is_viable_prefix(g, doc[:k]), (sample.name, doc[:k])

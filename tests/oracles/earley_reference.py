@@ -20,9 +20,12 @@ Two lexing semantics are offered (``lexing=``):
     character joins the lexeme while some candidate can still match a longer text; otherwise the
     lexeme must fully match candidates, the parser advances over all of them (ignored terminals
     leave it where it was) and the character starts the next lexeme. ``recognizes`` is exact.
-    ``is_viable_prefix`` searches continuations breadth-first over representative characters
-    (one per class of characters every terminal automaton treats alike) up to ``max_extra``
-    characters, so ``False`` means "no completion within the bound".
+    ``is_viable_prefix`` is an A* search over continuations (one representative character per
+    class of characters every terminal automaton treats alike), guided by the exact shortest
+    completion under "any" lexing and merging search states with equal futures. "Yes" is always
+    exact (a witness was found); "no" is exact when the search space runs out or every
+    remaining path is longer than ``max_extra``; after ``budget`` expansions it raises
+    ``OracleUndecided`` rather than guess.
 
 For GBNF grammars (every terminal one character) both semantics coincide and are exact.
 
@@ -37,6 +40,9 @@ completion of that character is (check the prefix plus each candidate character)
 """
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from collections import deque
 from functools import lru_cache
 
@@ -57,6 +63,24 @@ class _Term:
         self.initial = fsm.initial
         self.finals = frozenset(fsm.finals)
         self.live = frozenset(s for s in fsm.states if fsm.islive(s))
+        self.dist = self._distances()
+        self.min_len = self.dist.get(self.initial, math.inf)
+
+    def _distances(self) -> dict:
+        """Length of the shortest path from each live state to a final state."""
+        back: dict = {}
+        for q, edges in self.fsm.map.items():
+            for q2 in edges.values():
+                back.setdefault(q2, set()).add(q)
+        dist = {q: 0 for q in self.finals}
+        todo = deque(self.finals)
+        while todo:
+            q = todo.popleft()
+            for q0 in back.get(q, ()):
+                if q0 not in dist:
+                    dist[q0] = dist[q] + 1
+                    todo.append(q0)
+        return dist
 
     def step(self, state, ch: str):
         """Next state, or None when no full match can follow."""
@@ -64,6 +88,10 @@ class _Term:
             self.fsm.alphabet[_ANYTHING_ELSE]
         nxt = self.fsm.map.get(state, {}).get(sym)
         return nxt if nxt is not None and nxt in self.live else None
+
+
+class OracleUndecided(RuntimeError):
+    """The greedy viability search hit its expansion budget without a decision."""
 
 
 class ReferenceRecognizer:
@@ -81,6 +109,9 @@ class ReferenceRecognizer:
         self.terms = {name: _Term(t.pattern) for name, t in grammar.terminals.items()}
         self.ignore = tuple(grammar.ignore)
         self.nullable = self._nullable()
+        self.min_len = self._min_lengths()
+        self.suffix = [[sum(self.min_len[x] for x in rhs[d:]) for d in range(len(rhs) + 1)]
+                       for _, rhs in self.rules]
 
     # -- grammar facts --------------------------------------------------------------------
     def _nullable(self) -> set[str]:
@@ -93,6 +124,21 @@ class ReferenceRecognizer:
                     nullable.add(lhs)
                     changed = True
         return nullable
+
+    def _min_lengths(self) -> dict[str, float]:
+        """Length of the shortest string each symbol derives."""
+        best: dict[str, float] = {t: term.min_len for t, term in self.terms.items()}
+        for lhs in self.by_lhs:
+            best[lhs] = math.inf
+        changed = True
+        while changed:
+            changed = False
+            for lhs, rhs in self.rules:
+                c = sum(best.get(x, math.inf) for x in rhs)
+                if c < best[lhs]:
+                    best[lhs] = c
+                    changed = True
+        return best
 
     # -- Earley core ----------------------------------------------------------------------
     def _closure(self, sets: dict[int, set], pos: int) -> None:
@@ -241,27 +287,130 @@ class ReferenceRecognizer:
         self._closure(probe, n)
         return self._complete(probe[n])
 
-    def _greedy_viable(self, text: str, max_extra: int, alphabet) -> bool:
-        if self._greedy_run(text) is None:
+    def _greedy_viable(self, text: str, max_extra: int, alphabet, budget: int) -> bool:
+        """A* search for a completion, one representative character at a time.
+
+        The heuristic is the exact shortest completion under "any" lexing, a lower bound for
+        greedy lexing (greedy sentences are a subset), so the first complete state popped
+        proves viability and typical searches walk straight to it. Search states with equal
+        signatures (the chart reachable from the lexeme start plus the lexer's automaton
+        states) have equal futures and are merged; when the search space runs out the answer
+        "no" is exact. Raises OracleUndecided after ``budget`` expansions.
+        """
+        run = self._greedy_run(text)
+        if run is None:
             return False
         alphabet = sorted(set(alphabet) if alphabet is not None else self.representatives())
-        seen = {text}
-        frontier = deque([text])
-        for _ in range(max_extra + 1):
-            nxt_frontier = deque()
-            for t in frontier:
-                run = self._greedy_run(t)
-                if run is None:
+        root = (*run, len(text))
+        sig_memo: dict = {}
+        up_memo: dict = {}
+        h = self._heuristic(root, up_memo)
+        if h == math.inf:
+            return False
+        tie = itertools.count()
+        heap = [(h, 0, next(tie), root)]
+        best = {self._signature(root, sig_memo): 0}
+        expansions = 0
+        while heap:
+            _, g, _, state = heapq.heappop(heap)
+            sets, start, states, pos = state
+            if self._greedy_accepts_state((sets, start, states), pos):
+                return True
+            if g >= max_extra:
+                continue
+            expansions += 1
+            if expansions > budget:
+                raise OracleUndecided(f"no decision for {text!r} within {budget} expansions")
+            for ch in alphabet:
+                child = self._greedy_step(state, ch)
+                if child is None:
                     continue
-                if self._greedy_accepts_state(run, len(t)):
-                    return True
-                for ch in alphabet:
-                    u = t + ch
-                    if u not in seen and self._any_viable(u):
-                        seen.add(u)
-                        nxt_frontier.append(u)
-            frontier = nxt_frontier
+                key = self._signature(child, sig_memo)
+                if best.get(key, math.inf) <= g + 1:
+                    continue
+                best[key] = g + 1
+                hc = self._heuristic(child, up_memo)
+                if hc != math.inf:
+                    heapq.heappush(heap, (g + 1 + hc, g + 1, next(tie), child))
         return False
+
+    def _up_costs(self, sets, o: int, memo: dict) -> dict[str, float]:
+        """For each symbol awaited in set ``o``: the shortest text completing the parse after it."""
+        items = sets[o]
+        hit = memo.get(id(items))
+        if hit is not None and hit[0] is items:
+            return hit[1]
+        costs: dict[str, float] = {}
+        changed = True
+        while changed:
+            changed = False
+            for r, d, org in items:
+                lhs, rhs = self.rules[r]
+                if d >= len(rhs):
+                    continue
+                if r == 0:
+                    up = 0
+                elif org == o:
+                    up = costs.get(lhs, math.inf)
+                else:
+                    up = self._up_costs(sets, org, memo).get(lhs, math.inf)
+                c = self.suffix[r][d + 1] + up
+                if c < costs.get(rhs[d], math.inf):
+                    costs[rhs[d]] = c
+                    changed = True
+        memo[id(items)] = (items, costs)
+        return costs
+
+    def _heuristic(self, state, memo: dict) -> float:
+        """Shortest completion under "any" lexing (a lower bound for greedy lexing)."""
+        sets, start, states, pos = state
+        costs = self._up_costs(sets, start, memo)
+        at_boundary = 0 if self._complete(sets[start]) else min(
+            (self.min_len[a] + c for a, c in costs.items()), default=math.inf)
+        if pos == start:
+            return at_boundary
+        best = math.inf
+        for t, q in states.items():
+            rest = self.terms[t].dist.get(q, math.inf)
+            after = costs.get(t, math.inf)
+            if t in self.ignore:
+                after = min(after, at_boundary)
+            best = min(best, rest + after)
+        return best
+
+    def _greedy_step(self, state, ch: str):
+        """The search state after one more character, or None when the text dies."""
+        sets, start, states, pos = state
+        nxt = {}
+        for t, q in states.items():
+            q2 = self.terms[t].step(q, ch)
+            if q2 is not None:
+                nxt[t] = q2
+        if nxt:
+            return sets, start, nxt, pos + 1
+        if pos == start:
+            return None
+        sets = dict(sets)
+        sets[pos] = set()
+        new_states = self._end_lexeme(sets, start, pos, states)
+        if new_states is None:
+            return None
+        return self._greedy_step((sets, pos, new_states, pos), ch)
+
+    def _signature(self, state, memo: dict):
+        sets, start, states, pos = state
+        return (self._set_signature(sets, start, memo), pos == start,
+                frozenset(states.items()))
+
+    def _set_signature(self, sets, p: int, memo: dict):
+        items = sets[p]
+        hit = memo.get(id(items))
+        if hit is not None and hit[0] is items:
+            return hit[1]
+        sig = frozenset((r, d, "self" if o == p else self._set_signature(sets, o, memo))
+                        for r, d, o in items)
+        memo[id(items)] = (items, sig)
+        return sig
 
     # -- public ---------------------------------------------------------------------------
     def recognizes(self, text: str, lexing: str = "any") -> bool:
@@ -274,13 +423,13 @@ class ReferenceRecognizer:
             return run is not None and self._greedy_accepts_state(run, len(text))
         raise ValueError(f"unknown lexing {lexing!r}")
 
-    def is_viable_prefix(self, text: str, lexing: str = "any", *, max_extra: int = 6,
-                         alphabet=None) -> bool:
+    def is_viable_prefix(self, text: str, lexing: str = "any", *, max_extra: int = 200,
+                         alphabet=None, budget: int = 20000) -> bool:
         """Whether some continuation makes ``text`` a complete sentence (see module docstring)."""
         if lexing == "any":
             return self._any_viable(text)
         if lexing == "greedy":
-            return self._greedy_viable(text, max_extra, alphabet)
+            return self._greedy_viable(text, max_extra, alphabet, budget)
         raise ValueError(f"unknown lexing {lexing!r}")
 
     def representatives(self) -> list[str]:

@@ -53,7 +53,8 @@ def recognizes(grammar: Grammar | str, text: str, lexing: str = "greedy",
 
 
 def is_viable_prefix(grammar: Grammar | str, text: str, lexing: str = "greedy", *,
-                     start: str = "start", max_extra: int = 6, alphabet=None) -> bool:
+                     start: str = "start", max_extra: int = 200, alphabet=None,
+                     budget: int = 20000) -> bool:
     """Whether some continuation makes ``text`` complete under ``lexing`` (see module doc)."""
     return recognizer(_grammar(grammar, start)).is_viable_prefix(
-        text, lexing, max_extra=max_extra, alphabet=alphabet)
+        text, lexing, max_extra=max_extra, alphabet=alphabet, budget=budget)
