@@ -93,6 +93,10 @@ class RegexMatcher(GrammarMatcher):
         state = self._stack[-1]
         return b"" if state == _TERMINATED else self._dfa.forced_bytes(state)
 
+    def state_key(self) -> int:
+        """Hashable key equal for matchers whose futures are equal (the DFA state; -2 after EOS)."""
+        return self._stack[-1]
+
     @property
     def n_steps(self) -> int:
         """Number of steps accepted (what rollback can undo)."""

@@ -149,3 +149,13 @@ def test_state_limit_is_an_error_not_a_hang():
 def test_empty_language_is_an_error():
     with pytest.raises(RegexError):
         compile_grammar(Grammar.from_regex(r"[^\s\S]"), _vocab(), cache=False)
+
+
+def test_state_key_identifies_equal_futures():
+    vocab = _vocab()
+    cg = compile_grammar(Grammar.from_regex("(ab|c)+"), vocab, cache=False)
+    a, b = cg.matcher(), cg.matcher()
+    assert a.accept_token(2) and b.accept_token(4)
+    assert a.state_key() == b.state_key()
+    assert b.accept_token(0)
+    assert a.state_key() != b.state_key()
