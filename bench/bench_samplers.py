@@ -10,7 +10,9 @@ same warpers followed by softmax + torch.multinomial. Chains:
            top-p 0.95, min-p 0.05, XTC (p 0.5, t 0.1), dynamic temperature (0.8 +- 0.3);
            HF has no DRY, XTC, frequency/presence or dynamic temperature, so its chain is
            repetition penalty, top-k, typical, top-p, min-p, temperature.
-Fresh logits are copied outside the timed region for both.
+Fresh logits are copied outside the timed region for both. The two are timed in alternating
+blocks of 5 steps; wall-clock and process CPU time are both reported (on a loaded machine the
+CPU time is the steadier measure; with 2 threads it adds up both threads, spin-waits included).
 """
 from __future__ import annotations
 
@@ -65,22 +67,27 @@ def our_chain(kind: str, texts):
     return step
 
 
-def timeit_pair(fa, args_a, fb, args_b, iters: int, warmup: int = 3) -> tuple[list[float], list[float]]:
-    """Time two step functions alternately (so load changes on a shared machine hit both alike)."""
+def timeit_pair(fa, args_a, fb, args_b, iters: int, warmup: int = 3, block: int = 5):
+    """Time two step functions in alternating blocks of ``block`` steps, so slow load changes on
+    a shared machine hit both alike, while each block runs in its own steady state (alternating
+    every single step makes the shorter one pay for the scheduler debt of the longer one).
+    Returns per-step (wall, cpu) seconds for each function."""
     for _ in range(warmup):
         fa(*args_a())
         fb(*args_b())
-    ta, tb = [], []
-    for _ in range(iters):
-        a = args_a()
-        t0 = time.perf_counter()
-        fa(*a)
-        ta.append(time.perf_counter() - t0)
-        b = args_b()
-        t0 = time.perf_counter()
-        fb(*b)
-        tb.append(time.perf_counter() - t0)
-    return ta, tb
+    res = {0: ([], []), 1: ([], [])}
+    done = 0
+    while done < iters:
+        n = min(block, iters - done)
+        for which, (fn, make) in enumerate(((fa, args_a), (fb, args_b))):
+            for _ in range(n):
+                a = make()
+                w0, c0 = time.perf_counter(), time.process_time()
+                fn(*a)
+                res[which][0].append(time.perf_counter() - w0)
+                res[which][1].append(time.process_time() - c0)
+        done += n
+    return res[0], res[1]
 
 
 def main(argv=None) -> None:
@@ -111,12 +118,15 @@ def run(args) -> None:
             t_o, t_h = timeit_pair(ours, lambda: (base.clone(), hist_list), hf, lambda: (base.clone(), hist), iters)
             rows.append((kind, B, t_o, t_h))
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, V = {V}")
-    print("| chain | B | ours mean ms | ours median ms | HF mean ms | HF median ms | HF/ours mean | HF/ours median |")
+    print("| chain | B | ours mean / median ms | HF mean / median ms | HF/ours (median) "
+          "| ours CPU median ms | HF CPU median ms | HF/ours (CPU) |")
     print("|---|---|---|---|---|---|---|---|")
-    for kind, B, t_o, t_h in rows:
-        mo, do = statistics.mean(t_o) * 1e3, statistics.median(t_o) * 1e3
-        mh, dh = statistics.mean(t_h) * 1e3, statistics.median(t_h) * 1e3
-        print(f"| {kind} | {B} | {mo:.2f} | {do:.2f} | {mh:.2f} | {dh:.2f} | {mh / mo:.1f}x | {dh / do:.1f}x |")
+    for kind, B, (wo, co), (wh, ch) in rows:
+        mo, do = statistics.mean(wo) * 1e3, statistics.median(wo) * 1e3
+        mh, dh = statistics.mean(wh) * 1e3, statistics.median(wh) * 1e3
+        cpo, cph = statistics.median(co) * 1e3, statistics.median(ch) * 1e3
+        print(f"| {kind} | {B} | {mo:.2f} / {do:.2f} | {mh:.2f} / {dh:.2f} | {dh / do:.1f}x "
+              f"| {cpo:.2f} | {cph:.2f} | {cph / max(cpo, 1e-9):.1f}x |")
 
 
 if __name__ == "__main__":
