@@ -73,7 +73,7 @@ def _load(text: str, start: str, import_paths: list[str], path: str | None,
     except GrammarError:
         raise
     except LarkError as e:
-        raise _as_grammar_error(e) from None
+        raise _as_grammar_error(e, text) from None
     except FileNotFoundError as e:
         raise GrammarError(f"%import failed: grammar file {e.filename!r} not found") from None
     except Exception as e:  # re.error, the `regex` module's error, or an assertion
@@ -101,7 +101,7 @@ def _invalid_terminal(text: str, start: str, import_paths: list,
     return None
 
 
-def _as_grammar_error(e: LarkError) -> GrammarError:
+def _as_grammar_error(e: LarkError, text: str) -> GrammarError:
     line = getattr(e, "line", None)
     column = getattr(e, "column", None)
     msg = str(e).strip()
@@ -110,7 +110,25 @@ def _as_grammar_error(e: LarkError) -> GrammarError:
         line, column = int(m.group(1)), int(m.group(2))
     first = msg.splitlines()[0] if msg else type(e).__name__
     first = re.sub(r"\s*at line \d+ col(?:umn)? \d+.*$", "", first).rstrip(" ,:")
+    undefined = _UNDEFINED.search(first)
+    if line is None and undefined:
+        line, column = _first_use(text, undefined.group(1)) or (None, None)
     return GrammarError(f"Lark grammar error: {first}", line=line, column=column)
+
+
+_UNDEFINED = re.compile(r"'(\w+)' used but not defined")
+_LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"i?|/(?:[^/\\\n]|\\.)+/[imslux]*|//[^\n]*')
+
+
+def _first_use(text: str, name: str) -> tuple[int, int] | None:
+    """Line and column of the first use of ``name`` outside literals, regexes and comments."""
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    for number, line in enumerate(text.splitlines(), 1):
+        blanked = _LITERALS.sub(lambda m: " " * len(m.group(0)), line)
+        m = word.search(blanked)
+        if m and not blanked[m.end():].lstrip().startswith((":", ".")):
+            return number, m.start() + 1
+    return None
 
 
 def _import_guard(import_paths: list[str], path: str | None,
