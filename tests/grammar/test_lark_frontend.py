@@ -105,7 +105,7 @@ def test_undefined_symbols_are_named():
         Grammar.from_lark("start: MISSING\n")
     with pytest.raises(GrammarError, match="'foo'") as info:
         Grammar.from_lark('start: "foo" // foo\n  | "x" foo\n')
-    assert (info.value.line, info.value.column) == (2, 11)
+    assert (info.value.line, info.value.column) == (2, 9)
     with pytest.raises(GrammarError, match="start rule 'begin'|begin"):
         Grammar.from_lark('start: "a"\n', start="begin")
 
