@@ -17,7 +17,7 @@ def grammar_from_file(cls, path, **kwargs):
                                f"{', '.join(_EXTENSIONS)}")
     if not os.path.isfile(path):
         raise GrammarFileError(f"grammar file {path!r} does not exist")
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8-sig") as f:  # tolerate a byte order mark
         text = f.read()
     if ext == ".lark":
         kwargs.setdefault("path", path)

@@ -241,3 +241,8 @@ def test_shorthand_classes_keep_their_unicode_meaning():
     word = __import__("re").compile(g.terminals["WORD"].pattern)
     assert word.fullmatch("caf\u00e9_9") and word.fullmatch("\u0663")
     assert not word.fullmatch("a-b")
+
+
+def test_from_file_tolerates_a_byte_order_mark(tmp_path):
+    (tmp_path / "g.lark").write_bytes(b'\xef\xbb\xbfstart: "a"\n')
+    assert Grammar.from_file(tmp_path / "g.lark").rules["start"] == (("A",),)
