@@ -17,7 +17,8 @@ from ..grammar import Grammar
 from ..vocabulary import Vocabulary
 
 # with precompute="auto", masks are computed at compile time, nearest states first, until this
-# many seconds have been spent (masks already on disk cost nothing); the rest come on first visit
+# many seconds of CPU time have been spent (masks already on disk cost nothing; CPU time, so a
+# busy machine does not change what gets computed); the rest come on first visit
 AUTO_PRECOMPUTE_SECONDS = 0.5
 
 
@@ -59,12 +60,12 @@ class CompiledRegex(CompiledGrammar):
     def precompute(self, budget_s: float | None = None) -> bool:
         """Compute state masks now, nearest to the start first; True when all are done.
 
-        ``budget_s`` stops after that many seconds (None: no limit).
+        ``budget_s`` stops after that many seconds of CPU time (None: no limit).
         """
-        deadline = None if budget_s is None else time.perf_counter() + budget_s
+        deadline = None if budget_s is None else time.process_time() + budget_s
         for s in self._bfs_order():
             self.state_mask(s)
-            if deadline is not None and time.perf_counter() > deadline:
+            if deadline is not None and time.process_time() > deadline:
                 return all(m is not None for m in self._masks)
         return True
 
