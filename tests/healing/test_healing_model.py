@@ -2,6 +2,7 @@
 import re
 
 import pytest
+import torch
 
 from constrained import Grammar, compile_grammar
 
@@ -13,7 +14,10 @@ def completer():
     from constrained.logprobs.completion import Completer
     from constrained.model.loading import load_model
     model, tok = load_model()
-    return Completer(model, tok)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: no spin-waiting when the machine is busy
+    yield Completer(model, tok)
+    torch.set_num_threads(threads)
 
 
 def _first_bytes(completer, result, n=1):

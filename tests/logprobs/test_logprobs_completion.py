@@ -17,7 +17,10 @@ pytestmark = pytest.mark.slow
 def completer():
     from constrained.model.loading import load_model
     model, tok = load_model()
-    return Completer(model, tok)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: no spin-waiting when the machine is busy
+    yield Completer(model, tok)
+    torch.set_num_threads(threads)
 
 
 PROMPT = "The capital of France is"
