@@ -40,6 +40,8 @@ FAMILIES: tuple[FimFamily, ...] = (
               (b"<fim_pad>", b"<file_sep>", b"<|endoftext|>")),
     FimFamily("codellama", b" <PRE>", b" <SUF>", b" <MID>", (b" <EOT>",)),
     FimFamily("codellama", b"<PRE>", b"<SUF>", b"<MID>", (b"<EOT>",)),
+    FimFamily("codellama", "\u2581<PRE>".encode(), "\u2581<SUF>".encode(),
+              "\u2581<MID>".encode(), ("\u2581<EOT>".encode(),)),
     FimFamily("deepseek", "<｜fim▁begin｜>".encode(), "<｜fim▁hole｜>".encode(),
               "<｜fim▁end｜>".encode(), ("<｜end▁of▁sentence｜>".encode(),)),
     FimFamily("codestral", b"[PREFIX]", b"[SUFFIX]", b"[MIDDLE]", ()),
@@ -151,7 +153,7 @@ def _token_index(vocab: Vocabulary) -> dict[bytes, int]:
     """bytes -> id, special tokens taking precedence over text tokens with the same bytes."""
     index: dict[bytes, int] = {}
     for tid, data in enumerate(vocab.token_bytes):
-        if data.startswith((b"<", b" <", b"[")) and data not in index:
+        if data.startswith((b"<", b" <", b"[", "\u2581<".encode())) and data not in index:
             index[data] = tid
     for tid in sorted(vocab.special_token_ids):
         index[vocab.token_bytes[tid]] = tid

@@ -21,6 +21,8 @@ def _vocab(specials, text_tokens=(), eos=b"<|endoftext|>"):
     ("qwen", [b"<|fim_prefix|>", b"<|fim_middle|>", b"<|fim_suffix|>", b"<|fim_pad|>",
               b"<|file_sep|>"], b"<|endoftext|>"),
     ("codellama", [b" <PRE>", b" <SUF>", b" <MID>", b" <EOT>"], b"</s>"),
+    ("codellama", ["\u2581<PRE>".encode(), "\u2581<SUF>".encode(), "\u2581<MID>".encode(),
+                   "\u2581<EOT>".encode()], b"</s>"),
     ("deepseek", ["<｜fim▁begin｜>".encode(), "<｜fim▁hole｜>".encode(),
                   "<｜fim▁end｜>".encode()], "<｜end▁of▁sentence｜>".encode()),
 ])
@@ -30,8 +32,8 @@ def test_detect_family(family, specials, eos):
     assert found is not None and found.family == family
     names = [vocab.token_bytes[i] for i in (found.prefix_id, found.suffix_id, found.middle_id)]
     assert all(n in specials for n in names)
-    assert vocab.token_bytes[found.prefix_id].strip(b" <|").startswith((b"fim_prefix", b"PRE",
-                                                                        "｜fim▁begin".encode()))
+    assert vocab.token_bytes[found.prefix_id].lstrip("\u2581".encode()).strip(b" <|").startswith(
+        (b"fim_prefix", b"PRE", "｜fim▁begin".encode()))
     assert set(vocab.eos_token_ids) <= found.end_ids
     # pad / EOT / separators end a middle too
     extra = {vocab.token_bytes[i] for i in found.end_ids - vocab.eos_token_ids}
