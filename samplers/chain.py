@@ -303,15 +303,15 @@ class SamplerChain:
         hist = histories if g.index is None else [histories[r] for r in g.rows]
         c = Candidates(sub, self.vocab_size)
         for name in g.order[:-1]:
-            self._step(name, c, g, hist)
-            if c.ids is None and name in _TRUNCATING:
+            if self._step(name, c, g, hist) is not False and c.ids is None and name in _TRUNCATING:
                 c.compact_if_sparse()
         return c
 
-    def _step(self, name: str, c: Candidates, g: _Group, hist: list) -> None:
+    def _step(self, name: str, c: Candidates, g: _Group, hist: list) -> bool | None:
+        """Run one sampler on the group; returns False when every row skips it."""
         act = g.active.get(name)
-        if act is not None and name != "xtc" and not bool(act.any()):
-            return
+        if act is not None and not bool(act.any()):
+            return False
         if name == "logit_bias":
             rows, toks, bias = g.bias
             if rows.numel():
@@ -353,8 +353,6 @@ class SamplerChain:
         elif name == "top_a":
             _tr.top_a(c, g.top_a, g.min_keep, act)
         elif name == "xtc":
-            if not bool(act.any()):
-                return
             n = c.n_finite()
             fire = torch.zeros(c.batch, dtype=torch.bool)
             for b in act.nonzero().flatten().tolist():
