@@ -28,6 +28,8 @@ Two lexing semantics are offered (``lexing=``):
     ``OracleUndecided`` rather than guess.
 
 For GBNF grammars (every terminal one character) both semantics coincide and are exact.
+Under "any" lexing the charts of prefixes are cached per recognizer, so checking every
+continuation of one prefix (a brute-force mask) costs little more than the prefix itself.
 
 Use from a test (tests/ has no packages)::
 
@@ -109,6 +111,7 @@ class ReferenceRecognizer:
         self.terms = {name: _Term(t.pattern) for name, t in grammar.terminals.items()}
         self.ignore = tuple(grammar.ignore)
         self.nullable = self._nullable()
+        self._charts: dict = {}
         self.min_len = self._min_lengths()
         self.suffix = [[sum(self.min_len[x] for x in rhs[d:]) for d in range(len(rhs) + 1)]
                        for _, rhs in self.rules]
@@ -202,40 +205,53 @@ class ReferenceRecognizer:
         return (0, 1, 0) in items
 
     # -- "any" lexing ---------------------------------------------------------------------
-    def _any_sets(self, text: str) -> dict[int, set]:
-        n = len(text)
+    # A chart is (sets, pending): the item sets so far and the terminal scans still alive at
+    # the end of the text, as (start position, terminal, automaton state). Charts of prefixes
+    # are cached, so checking many continuations of one prefix reuses its work.
+    _MAX_CACHED_CHARTS = 20000
+
+    def _any_chart(self, text: str):
+        cache = self._charts
+        k = len(text)
+        while k > 0 and text[:k] not in cache:
+            k -= 1
+        chart = cache.get(text[:k])
+        if chart is None:
+            chart = cache[""] = self._any_initial()
+        for j in range(k, len(text)):
+            chart = self._any_extend(chart, j, text[j])
+            if len(cache) >= self._MAX_CACHED_CHARTS:
+                cache.clear()
+            cache[text[:j + 1]] = chart
+        return chart
+
+    def _any_initial(self):
         sets: dict[int, set] = {0: {(0, 0, 0)}}
-        for i in range(n + 1):
-            if not sets.get(i):
+        self._closure(sets, 0)
+        return sets, tuple((0, t, self.terms[t].initial) for t in self._candidates(sets[0]))
+
+    def _any_extend(self, chart, n: int, ch: str):
+        """The chart after one more character ``ch`` at position ``n``."""
+        sets, pending = chart
+        sets = dict(sets)  # earlier sets are closed and shared, never changed
+        still = []
+        for i, t, q in pending:
+            q2 = self.terms[t].step(q, ch)
+            if q2 is None:
                 continue
-            self._closure(sets, i)
-            for t in self._candidates(sets[i]):
-                term, state = self.terms[t], self.terms[t].initial
-                for j in range(i, n):
-                    state = term.step(state, text[j])
-                    if state is None:
-                        break
-                    if state in term.finals:
-                        self._advance(sets, i, j + 1, {t})
-        return sets
+            still.append((i, t, q2))
+            if q2 in self.terms[t].finals:
+                self._advance(sets, i, n + 1, {t})
+        if sets.get(n + 1):
+            self._closure(sets, n + 1)
+            still.extend((n + 1, t, self.terms[t].initial)
+                         for t in self._candidates(sets[n + 1]))
+        return sets, tuple(still)
 
     def _any_viable(self, text: str) -> bool:
         n = len(text)
-        sets = self._any_sets(text)
-        if sets.get(n):
-            return True
-        for i in range(n):
-            if not sets.get(i):
-                continue
-            for t in self._candidates(sets[i]):
-                term, state = self.terms[t], self.terms[t].initial
-                for j in range(i, n):
-                    state = term.step(state, text[j])
-                    if state is None:
-                        break
-                else:
-                    return True
-        return False
+        sets, pending = self._any_chart(text)
+        return bool(sets.get(n)) or any(i < n for i, _, _ in pending)
 
     # -- "greedy" lexing ------------------------------------------------------------------
     def _greedy_run(self, text: str):
@@ -416,7 +432,7 @@ class ReferenceRecognizer:
     def recognizes(self, text: str, lexing: str = "any") -> bool:
         """Whether ``text`` is a complete sentence under ``lexing`` ("any" or "greedy")."""
         if lexing == "any":
-            sets = self._any_sets(text)
+            sets, _ = self._any_chart(text)
             return self._complete(sets.get(len(text), set()))
         if lexing == "greedy":
             run = self._greedy_run(text)
