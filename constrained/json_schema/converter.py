@@ -127,16 +127,49 @@ class Converter:
                                                     bptr), bptr))
         if key == "oneOf":
             flat = [self._flatten(x, p, frozenset()) for x, p in branches]
-            for i in range(len(flat)):
-                for j in range(i + 1, len(flat)):
-                    if not disjoint(flat[i], flat[j], self):
-                        self.refuse(f"{ptr}/oneOf", "oneOf",
-                                    f"oneOf branches {i} and {j} may overlap")
-                        break
-                else:
-                    continue
-                break
+            raw = [self._flatten(sub, f"{ptr}/oneOf/{i}", frozenset())
+                   for i, sub in enumerate(s[key])]
+            special = self._one_of_special(rest, raw, ptr)
+            if special is not None:
+                branches = special
+            else:
+                self._check_disjoint(flat, ptr)
         return self.union([self.value(x, p, depth) for x, p in branches])
+
+    def _check_disjoint(self, flat: list, ptr: str) -> None:
+        for i in range(len(flat)):
+            for j in range(i + 1, len(flat)):
+                if not disjoint(flat[i], flat[j], self):
+                    self.refuse(f"{ptr}/oneOf", "oneOf", f"oneOf branches {i} and {j} may overlap")
+                    return
+
+    def _one_of_special(self, rest: dict, flat: list, ptr: str):
+        """Exact forms of two common overlapping oneOfs: finite value sets (keep the values
+        valid under exactly one branch) and branches that only list required properties
+        (each branch also excludes the properties only the others require)."""
+        if flat and all(isinstance(b, dict) and ("enum" in b or "const" in b) for b in flat):
+            values = []
+            for b in flat:
+                values += [b["const"]] if "const" in b else list(b.get("enum") or [])
+            keep = [v for v in values
+                    if sum(self.validates(v, b) for b in flat) == 1]
+            return [({**rest, "enum": keep}, ptr + "/oneOf")]
+        if flat and all(isinstance(b, dict) and set(b) - ANNOTATIONS == {"required"}
+                        for b in flat):
+            reqs = [set(b["required"]) for b in flat]
+            out = []
+            for i, r in enumerate(reqs):
+                others = [reqs[j] - r for j in range(len(reqs)) if j != i]
+                if any(not o for o in others):
+                    continue  # another branch holds whenever this one does
+                if any(len(o) > 1 for o in others):
+                    return None
+                absent = set().union(*others) if others else set()
+                extra = {"required": list(flat[i]["required"]),
+                         "properties": {k: False for k in sorted(absent)}}
+                out.append((merge(rest, extra, ptr), f"{ptr}/oneOf/{i}"))
+            return out
+        return None
 
     def union(self, pieces: list[Piece]) -> Piece:
         """One piece accepting what any of ``pieces`` accepts (regular ones merged)."""
@@ -179,6 +212,8 @@ class Converter:
             return self._enum(s, ptr)
         types = type_set(s)
         types = set(_ALL_TYPES) if types is None else types
+        if s.get("multipleOf") == 1 and "number" in types:
+            types = (types - {"number"}) | {"integer"}
         if "multipleOf" in s and types & {"number", "integer"}:
             if not (s["multipleOf"] == 1 and "number" not in types):
                 self.refuse(ptr + "/multipleOf", "multipleOf", "multipleOf cannot be enforced")

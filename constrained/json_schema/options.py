@@ -19,7 +19,8 @@ class SchemaOptions:
     lenient: drop keywords that cannot be enforced instead of raising; they are listed on the
         result's ``dropped`` as (JSON pointer, keyword).
     max_string_length: maxLength above this is tightened to it (outputs still validate; longer
-        strings are not produced), keeping string terminals small.
+        strings are not produced): a bounded string terminal needs states per character, and
+        the byte-DFA builder makes long bounds slow to compile.
     max_repeat: largest minItems/maxItems expanded into rules; beyond it LimitExceededError.
     max_rules: grammar size limit; beyond it LimitExceededError.
     Properties are produced in schema order; additional properties may appear between them.
@@ -32,7 +33,7 @@ class SchemaOptions:
     separators: tuple[str, str] | None = None
     strict_properties: bool = False
     lenient: bool = False
-    max_string_length: int = 1024
+    max_string_length: int = 64
     max_repeat: int = 2000
     max_rules: int = 200_000
 

@@ -258,3 +258,15 @@ def test_json_schema_lark_text_export_parses():
     g = schema_to_grammar({"type": "object", "properties": {"a": {"enum": ["x", "y"]}}})
     assert "start:" in to_lark(g)
     assert LarkOracle(g).accepts('{"a": "x"}')
+
+
+def test_json_schema_one_of_exact_special_forms():
+    _check({"oneOf": [{"enum": ["r", "o", 6]}, {"enum": ["b", "o", 6, 3]}]}, ["r", 3, "b"],
+           ["o", 6, "x"])
+    _check({"type": "object", "properties": {"a": {}, "b": {}, "c": {}},
+            "oneOf": [{"required": ["a"]}, {"required": ["b"]}], "additionalProperties": False},
+           [{"a": 1}, {"b": 1, "c": 2}], [{"a": 1, "b": 2}, {}, {"c": 1}])
+
+
+def test_json_schema_number_multiple_of_one_is_integer():
+    _check({"type": "number", "multipleOf": 1}, [3, -7], [3.5])
