@@ -11,7 +11,11 @@ _TERMINATED = -2
 
 
 class RegexMatcher(GrammarMatcher):
-    """Tracks the DFA state after every accepted token so rollback is exact."""
+    """Tracks the DFA state after every accepted token so rollback is exact.
+
+    After EOS is accepted the matcher is terminated: it accepts nothing more and its mask holds
+    only the EOS tokens (so a batch can keep padding with EOS).
+    """
 
     def __init__(self, compiled: CompiledRegex) -> None:
         self.compiled = compiled
