@@ -30,10 +30,13 @@ def _write_prompts(path: Path, n: int) -> None:
                                           f"an age.", "id": i}) + "\n")
 
 
-def _breakdown(out: Path, seconds: float, workers: int) -> dict:
+def _breakdown(out: Path, seconds: float, workers: int, shared: int = 1) -> dict:
+    """Rates and seconds per worker; ``shared``: rows whose steps share one forward pass
+    (batched decode reports each row's steps with the whole batch's step times)."""
     lines = [json.loads(x) for x in out.read_text().splitlines()]
-    t = {k: sum(x["timings"].get(k, 0.0) for x in lines) / 1e3
-         for k in ("prefill_ms", "forward_ms", "mask_ms", "sample_ms", "wall_ms")}
+    t = {k: sum(x["timings"].get(k, 0.0) for x in lines) / 1e3 / shared
+         for k in ("prefill_ms", "forward_ms", "mask_ms", "sample_ms")}
+    t["wall_ms"] = sum(x["timings"].get("wall_ms", 0.0) for x in lines) / 1e3
     tokens = sum(x.get("completion_tokens", 0) for x in lines)
     busy = t["wall_ms"] / workers
     return {"rec_s": len(lines) / seconds, "tok_s": tokens / seconds,
@@ -41,6 +44,19 @@ def _breakdown(out: Path, seconds: float, workers: int) -> dict:
             "mask": t["mask_ms"] / workers, "sample": t["sample_ms"] / workers,
             "gen": busy, "overhead": seconds - busy, "wall": seconds,
             "errors": sum("error" in x for x in lines)}
+
+
+def _shared(mode: str, batch_size: int) -> int:
+    return batch_size if mode == "batched" else 1
+
+
+def _warm(prompts: Path, tmp: Path, run) -> None:
+    """One untimed pass over a few records: first visits of grammar states, allocator."""
+    warm = tmp / "warm.jsonl"
+    warm.write_text("".join(prompts.read_text().splitlines(keepends=True)[:2]))
+    out = tmp / "warm-out.jsonl"
+    out.unlink(missing_ok=True)
+    run(warm, out)
 
 
 def _row(name: str, bs: int, b: dict) -> str:
@@ -57,6 +73,8 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--modes", default="per_record,batched",
                         help="decode modes: per_record (batch-independent), batched")
+    parser.add_argument("--threads", default=None,
+                        help="torch threads of the single process, e.g. 1,2 (default: cores)")
     parser.add_argument("--no-ray", action="store_true")
     args = parser.parse_args()
     from constrained.batch.local import run_local
@@ -80,19 +98,21 @@ def main() -> None:
           f"{'forward':>7} {'mask':>6} {'sample':>6} {'overhead':>8}")
     grammar = build_grammar(schema=SCHEMA)
     loaded = None
-    for mode in modes:
+    threads = [int(x) for x in (args.threads or str(cpus)).split(",")]
+    for mode, n_threads in [(m, t) for m in modes for t in threads]:
         spec = JobSpec(grammar=grammar, max_new_tokens=args.max_new_tokens, seed=0,
-                       complete_within_budget=True, decode=mode, num_threads=cpus)
+                       complete_within_budget=True, decode=mode, num_threads=n_threads)
         start = time.perf_counter()
         gen = BatchGenerator(spec, loaded=loaded)
         loaded = (gen.model, gen.tokenizer)
-        print(f"# single process, {mode}: setup {time.perf_counter() - start:.1f} s "
-              f"(compile {gen.compile_seconds:.2f} s)")
+        print(f"# single process, {mode}, {n_threads} threads: setup "
+              f"{time.perf_counter() - start:.1f} s (compile {gen.compile_seconds:.2f} s)")
+        _warm(prompts, tmp, lambda i, o: run_local(i, o, spec, progress=False, generator=gen))
         for bs in sizes:
-            out = tmp / f"local-{mode}-{bs}.jsonl"
+            out = tmp / f"local-{mode}-{n_threads}-{bs}.jsonl"
             s = run_local(prompts, out, spec, batch_size=bs, progress=False, generator=gen)
-            print(_row(f"1 process, {cpus} threads, {mode}", bs,
-                       _breakdown(out, s.seconds, 1)), flush=True)
+            print(_row(f"1 process, {n_threads} thr, {mode}", bs,
+                       _breakdown(out, s.seconds, 1, _shared(mode, bs))), flush=True)
     if args.no_ray or not ray_available():
         print("Ray: skipped" if args.no_ray else "Ray: not installed")
         return
@@ -110,11 +130,13 @@ def main() -> None:
                   f"{time.perf_counter() - start:.1f} s (model load "
                   f"{max(i['load_s'] for i in runner.infos):.1f} s)")
             try:
+                _warm(prompts, tmp, lambda i, o: runner.run(i, o, batch_size=1, progress=False))
                 for bs in sizes:
                     out = tmp / f"ray-{mode}-{bs}.jsonl"
                     s = runner.run(prompts, out, batch_size=bs, progress=False)
-                    print(_row(f"Ray {args.workers}x{max(1, cpus // args.workers)} thread, "
-                               f"{mode}", bs, _breakdown(out, s.seconds, args.workers)),
+                    print(_row(f"Ray {args.workers}x{max(1, cpus // args.workers)} thr, "
+                               f"{mode}", bs,
+                               _breakdown(out, s.seconds, args.workers, _shared(mode, bs))),
                           flush=True)
             finally:
                 runner.shutdown()

@@ -39,6 +39,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--workers", type=int,
                    help="worker actors (starts a local Ray cluster without --ray-address)")
     r.add_argument("--batch-size", type=int, default=4, help="records per worker call")
+    r.add_argument("--threads", type=int,
+                   help="torch threads per worker (default: cores / workers; 1 on a cluster)")
     r.add_argument("--batched-decode", action="store_true",
                    help="decode a batch in one padded forward pass (faster; results may then "
                         "depend on which records share a batch)")
@@ -68,7 +70,7 @@ def spec_from_args(args: argparse.Namespace) -> JobSpec:
                    chat=not args.no_chat, system=args.system,
                    complete_within_budget=args.complete_within_budget,
                    decode=DECODE_BATCHED if args.batched_decode else DECODE_PER_RECORD,
-                   token_ids=args.token_ids)
+                   token_ids=args.token_ids, num_threads=args.threads)
 
 
 def run_batch_command(args: argparse.Namespace) -> int:
@@ -98,7 +100,7 @@ def run_batch_command(args: argparse.Namespace) -> int:
         else:
             summary = run_local(args.input, args.output, spec, batch_size=args.batch_size,
                                 progress=progress)
-    except (ConstrainedError, ValueError, OSError) as exc:
+    except (ConstrainedError, ValueError, OSError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{summary.written} written, {summary.skipped} already done, {summary.errors} "

@@ -88,4 +88,4 @@ def generate_dataset(ds, *, schema: Any = None, grammar: Any = None, regex: str 
     return ds.map_batches(DatasetWorker, fn_constructor_kwargs={"spec": spec,
                                                                 "prompt_column": prompt_column},
                           batch_size=batch_size, batch_format="pandas", concurrency=workers,
-                          num_cpus=num_cpus, max_restarts=3, max_task_retries=3)
+                          num_cpus=num_cpus)  # Ray Data restarts dead actors, retries batches

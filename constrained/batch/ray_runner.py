@@ -96,12 +96,17 @@ class RayRunner:
         if self.actors:
             return
         ray = _import_ray()
+        from ray.exceptions import RayActorError
         threads = self.spec.num_threads or max(1, int(self.cpus_per_worker))
         spec = _replace(self.spec, num_threads=threads)
         cls = ray.remote(num_cpus=self.cpus_per_worker, max_restarts=self.max_restarts,
                          max_task_retries=self.max_task_retries)(_Worker)
         self.actors = [cls.remote(spec) for _ in range(self.workers)]
-        self.infos = ray.get([a.info.remote() for a in self.actors])
+        try:
+            self.infos = ray.get([a.info.remote() for a in self.actors])
+        except RayActorError as exc:
+            self.shutdown()
+            raise RuntimeError(f"the Ray workers could not start: {exc}") from exc
 
     def shutdown(self) -> None:
         """Kill the actors."""
@@ -177,8 +182,8 @@ def run_ray(input_path: str | os.PathLike, output_path: str | os.PathLike, spec:
     cpus = os.cpu_count() or 1
     started = init_ray(address, num_cpus=max(cpus, workers),
                        ship_code=bool(address) if ship_code is None else ship_code)
-    runner = RayRunner(spec, workers=workers,
-                       cpus_per_worker=1 if address else max(1, cpus // workers))
+    per_worker = spec.num_threads or (1 if address else max(1, cpus // workers))
+    runner = RayRunner(spec, workers=workers, cpus_per_worker=per_worker)
     try:
         return runner.run(input_path, output_path, batch_size=batch_size, progress=progress,
                           on_result=on_result)
