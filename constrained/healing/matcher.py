@@ -188,6 +188,15 @@ class HealingMatcher(GrammarMatcher):
     def forced_bytes(self) -> bytes:
         return b"" if self._remaining else self.inner.forced_bytes()
 
+    def state_key(self):
+        """Equal for equal states: the healed bytes still owed and the wrapped state."""
+        from ..infill.matcher import inner_state_key
+        if isinstance(self.inner, UnconstrainedMatcher):
+            inner = ("free", self.inner.is_terminated())
+        else:
+            inner = inner_state_key(self.inner)
+        return None if inner is None else ("healing", self._remaining, inner)
+
     @property
     def n_steps(self) -> int:
         """Number of steps accepted (what rollback can undo)."""

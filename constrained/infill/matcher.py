@@ -146,6 +146,11 @@ class InfillMatcher(GrammarMatcher):
         self._inner.rollback(1)
         return ok
 
+    def state_key(self):
+        """Equal for equal states (the end rule depends on the inner state only)."""
+        inner = inner_state_key(self._inner)
+        return None if inner is None else ("infill", inner, self.is_terminated())
+
     @property
     def middle_steps(self) -> int:
         """Number of steps accepted into the middle (end token included)."""
@@ -175,3 +180,14 @@ class InfillGrammar(CompiledGrammar):
 
     def __repr__(self) -> str:
         return f"InfillGrammar({self.inner!r}, prefix={len(self.prefix)}B, suffix={len(self.suffix)}B)"
+
+
+def inner_state_key(matcher):
+    """A hashable key of a wrapped matcher's exact state, or None when it exposes none."""
+    key = getattr(matcher, "state_key", None)
+    if callable(key):
+        return key()
+    stack = getattr(matcher, "_stack", None)  # the regex and CFG matchers keep a state stack
+    if isinstance(stack, list) and stack:
+        return stack[-1]
+    return None

@@ -264,3 +264,13 @@ def test_fill_in_the_middle_with_the_infill_sampler(json_compiled):
             ended += 1
             json.loads(prefix + r.text + suffix)
     assert ended >= 2
+
+
+def test_state_keys_follow_the_inner_state():
+    cg = compile_grammar(Grammar.from_regex(r"(ab|x)*c"), VOCAB)
+    a = InfillMatcher(cg, "ab", "xc", end_ids=[EOS])
+    b = InfillMatcher(cg, "ab", "xc", end_ids=[EOS])
+    assert a.state_key() is not None and a.state_key() == b.state_key()
+    assert a.accept_bytes(b"a") and a.state_key() != b.state_key()
+    assert b.accept_bytes(b"xa") and a.state_key() == b.state_key()  # same DFA state
+    assert a.accept_bytes(b"b") and a.accept_token(EOS) and a.state_key() != b.state_key()
