@@ -122,20 +122,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vocab", default="llama3")
     parser.add_argument("--shard", default=None, help="K/N: only files K, K+N, ... (0-based)")
     parser.add_argument("--details", default=None, help="write per-schema results (JSON)")
+    parser.add_argument("--names", default=None, help="comma-separated file names to run")
     parser.add_argument("--merge", nargs="+", default=None,
-                        help="print the table of --details files from shards instead of running")
+                        help="print the table of --details files from shards instead of running "
+                             "(a later file's result for the same schema replaces an earlier one)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.merge:
-        merged: dict[str, list[dict]] = {}
+        by_file: dict[str, dict[str, dict]] = {}
         for f in args.merge:
             for name, rows in json.loads(Path(f).read_text()).items():
-                merged.setdefault(name, []).extend(rows)
+                for row in rows:
+                    by_file.setdefault(name, {})[row["file"]] = row
+        merged = {name: list(rows.values()) for name, rows in by_file.items()}
         n = len(next(iter(merged.values()), []))
         print(f"MaskBench: {n} schemas merged from {len(args.merge)} shard(s)")
         print(summary(merged))
         return
     files = sorted(Path(args.data).glob("*.json"))[:args.limit]
+    if args.names:
+        wanted = set(args.names.split(","))
+        files = [f for f in files if f.name in wanted]
     if args.shard:
         k, n = (int(x) for x in args.shard.split("/"))
         files = files[k::n]
