@@ -134,8 +134,7 @@ def _z_matrix(revs: list[np.ndarray]) -> Tensor:
     for b, r in enumerate(revs):
         R[b, : r.size] = torch.from_numpy(r)
     R2 = torch.cat([R, pad[L:].expand(len(revs), L)], dim=1)
-    idx = torch.arange(L)[:, None] + torch.arange(L)[None, :]
-    eq = R[:, None, :] == R2[:, idx]
+    eq = R[:, None, :] == R2.unfold(1, L, 1)[:, :L, :]  # window k of R2 is R2[:, k:k+L]
     return eq.to(torch.int32).cumprod(dim=2).sum(dim=2), R
 
 
