@@ -37,7 +37,7 @@ class CompiledRegex(CompiledGrammar):
         self._lock = threading.Lock()
         # hot-path lookups for matchers
         self.eos_ids = frozenset(vocab.eos_token_ids)
-        self.text_ok = vocab.text_token_mask[:vocab.n_tokens].tolist()
+        self.special_ids = frozenset(vocab.special_token_ids)
 
     def matcher(self):
         from .matcher import RegexMatcher

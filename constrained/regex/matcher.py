@@ -58,9 +58,12 @@ class RegexMatcher(GrammarMatcher):
                 self._stack.append(_TERMINATED)
                 return True
             return False
-        if not (0 <= token_id < len(self._tokens)) or not self.compiled.text_ok[token_id]:
+        if not (0 <= token_id < len(self._tokens)) or token_id in self.compiled.special_ids:
             return False
-        nxt = self._dfa.walk(state, self._tokens[token_id])
+        data = self._tokens[token_id]
+        if not data:   # an empty token carries no text and is never in a mask
+            return False
+        nxt = self._dfa.walk(state, data)
         if nxt < 0:
             return False
         self._stack.append(nxt)
