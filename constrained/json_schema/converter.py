@@ -77,6 +77,9 @@ class Converter:
                                pointer=ptr or "#")
         if "$ref" in schema and not any(k in schema for k in _constraint_keys(schema)):
             return self._ref(schema["$ref"], ptr, depth)
+        values = self._finite_values(schema, 0)
+        if values is not None:  # a finite set: keep the values the whole schema accepts
+            return self._literals([v for v in values if self.validates(v, schema)])
         s = self._flatten(schema, ptr, frozenset())
         if not isinstance(s, dict):
             return self.value(s, ptr, depth)
@@ -84,6 +87,26 @@ class Converter:
             if key in s:
                 return self._union_of(s, key, ptr, depth)
         return self._plain(s, ptr, depth)
+
+    def _finite_values(self, schema, depth: int) -> list | None:
+        """The enum/const values that bound a schema (at its top or in an allOf part)."""
+        if not isinstance(schema, dict) or depth > 8:
+            return None
+        if "const" in schema:
+            return [schema["const"]]
+        if isinstance(schema.get("enum"), list):
+            return schema["enum"]
+        parts = list(schema.get("allOf") or [])
+        if isinstance(schema.get("$ref"), str):
+            try:
+                parts.append(self.index.resolve(schema["$ref"], "")[0])
+            except UnsupportedSchemaError:
+                return None
+        for part in parts:
+            values = self._finite_values(part, depth + 1)
+            if values is not None:
+                return values
+        return None
 
     def _ref(self, uri: str, ptr: str, depth: int) -> Piece:
         key = (uri, depth)
@@ -186,6 +209,7 @@ class Converter:
         return Symbol(self.b.rule(alts, "union"))
 
     def _plain(self, s: dict, ptr: str, depth: int) -> Piece:
+        s = self._not_types(s)
         for kw in _REFUSED:
             if kw in s:
                 self.refuse(f"{ptr}/{kw}", kw, f"{kw} cannot be enforced")
@@ -238,11 +262,29 @@ class Converter:
             pieces.append(object_piece(self, s, ptr, depth))
         return self.union(pieces)
 
+    @staticmethod
+    def _not_types(s: dict) -> dict:
+        """``not: {type: ...}`` becomes a smaller type set."""
+        neg = s.get("not")
+        if not (isinstance(neg, dict) and "type" in neg
+                and not any(k in neg for k in _constraint_keys(neg) if k != "type")):
+            return s
+        gone = type_set(neg) or set()
+        have = type_set(s) or set(_ALL_TYPES)
+        if "integer" in gone and "number" in have and "number" not in gone:
+            return s  # "number but not integer" has no type-level form
+        s = {k: v for k, v in s.items() if k != "not"}
+        s["type"] = [t for t in _ALL_TYPES if t in have and t not in gone and t != "integer"
+                     or t == "integer" and t in have and t not in gone and "number" not in have]
+        return s
+
     def _enum(self, s: dict, ptr: str) -> Piece:
         values = [s["const"]] if "const" in s else list(s.get("enum") or [])
         rest = {k: v for k, v in s.items() if k not in ("enum", "const")}
         check = any(k in rest for k in _constraint_keys(rest))
-        kept = [v for v in values if not check or self.validates(v, rest)]
+        return self._literals([v for v in values if not check or self.validates(v, rest)])
+
+    def _literals(self, kept: list) -> Piece:
         pats = list(dict.fromkeys(self._literal(v) for v in kept))
         if not pats:
             return None

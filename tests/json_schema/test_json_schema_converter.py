@@ -187,7 +187,7 @@ def test_json_schema_boolean_and_empty_schemas():
     ("uniqueItems", {"type": "array", "uniqueItems": True}),
     ("multipleOf", {"type": "number", "multipleOf": 0.5}),
     ("if", {"if": {"type": "string"}, "then": {"minLength": 1}}),
-    ("not", {"not": {"type": "string"}}),
+    ("not", {"not": {"minLength": 2}}),
     ("dependentSchemas", {"dependentSchemas": {"a": {"required": ["b"]}}}),
     ("contains", {"type": "array", "contains": {"type": "integer"}}),
     ("format", {"type": "string", "format": "regex"}),
@@ -270,3 +270,12 @@ def test_json_schema_one_of_exact_special_forms():
 
 def test_json_schema_number_multiple_of_one_is_integer():
     _check({"type": "number", "multipleOf": 1}, [3, -7], [3.5])
+
+
+def test_json_schema_finite_sets_checked_by_validation_and_not_type():
+    _check({"allOf": [{"enum": [[1], [True], 3]}, {"not": {"enum": [[True]]}}]}, [[1], 3],
+           [[True]])
+    _check({"enum": [1, 2, 3, 4], "not": {"multipleOf": 2}}, [1, 3], [2, 4])
+    _check({"not": {"type": ["string", "object"]}}, [1, None, [1]], ["a", {}])
+    with pytest.raises(UnsupportedSchemaError):
+        schema_to_grammar({"type": "number", "not": {"type": "integer"}})
