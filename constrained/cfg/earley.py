@@ -25,22 +25,73 @@ from .prepare import PreparedGrammar
 Item = tuple  # (alternative, dot, origin Column | None)
 
 
+class _Predictions:
+    """The closure of predicting a set of nonterminals: items ``(alt, dot, None)`` only.
+
+    Predicted items start in the column being built, so (with nullable rules advanced at
+    prediction time) their closure never depends on earlier columns: it is computed once per
+    set of directly predicted nonterminals and shared by every column predicting that set.
+    """
+
+    __slots__ = ("by_next", "expected", "complete", "items")
+
+    def __init__(self, grammar: PreparedGrammar, roots: frozenset) -> None:
+        rhs, by_lhs, nullable, n_term = grammar.rhs, grammar.by_lhs, grammar.nullable, \
+            grammar.n_terminals
+        items: set = set()
+        agenda = []
+        for n in roots:
+            for a in by_lhs.get(n, ()):
+                items.add((a, 0, None))
+        agenda = list(items)
+        predicted = set(roots)
+        by_next: dict[int, list] = {}
+        while agenda:
+            a, d, _ = it = agenda.pop()
+            r = rhs[a]
+            if d >= len(r):
+                continue
+            sym = r[d]
+            by_next.setdefault(sym, []).append(it)
+            if sym >= n_term:
+                if sym not in predicted:
+                    predicted.add(sym)
+                    for a2 in by_lhs.get(sym, ()):
+                        new = (a2, 0, None)
+                        if new not in items:
+                            items.add(new)
+                            agenda.append(new)
+                if sym in nullable:
+                    new = (a, d + 1, None)
+                    if new not in items:
+                        items.add(new)
+                        agenda.append(new)
+        self.by_next = {k: tuple(v) for k, v in by_next.items()}
+        self.expected = frozenset(k for k in by_next if k < n_term)
+        self.complete = (0, 1, None) in items
+        self.items = frozenset(items)
+
+
 class Column:
-    """An immutable Earley item set (see the module docstring)."""
+    """An immutable Earley item set (see the module docstring).
 
-    __slots__ = ("id", "parser", "items", "by_next", "expected", "candidates", "complete",
-                 "_advance",
-                 "__weakref__")
+    Items with a real origin are kept per column; items predicted here (origin ``None``) come
+    from a shared ``_Predictions`` object.
+    """
 
-    def __init__(self, parser: "EarleyParser", kernel: Iterable[Item], cid: int) -> None:
+    __slots__ = ("id", "parser", "dynamic", "by_next", "static", "expected", "candidates",
+                 "complete", "_advance", "__weakref__")
+
+    def __init__(self, parser: "EarleyParser", kernel: Iterable[Item], cid: int,
+                 roots: frozenset = frozenset()) -> None:
         self.id = cid
         self.parser = parser
         g = parser.grammar
-        rhs, lhs, by_lhs, nullable = g.rhs, g.lhs, g.by_lhs, g.nullable
+        rhs, lhs, nullable = g.rhs, g.lhs, g.nullable
         n_term = g.n_terminals
         items: set = set()
         by_next: dict[int, list] = {}
-        predicted: set[int] = set()
+        predict: set[int] = set(roots)
         agenda = []
         for it in kernel:
             if it not in items:
@@ -50,37 +101,44 @@ class Column:
             a, d, o = it = agenda.pop()
             r = rhs[a]
             if d < len(r):
-                s = r[d]
-                lst = by_next.get(s)
+                sym = r[d]
+                lst = by_next.get(sym)
                 if lst is None:
-                    by_next[s] = [it]
+                    by_next[sym] = [it]
                 else:
                     lst.append(it)
-                if s >= n_term:
-                    if s not in predicted:
-                        predicted.add(s)
-                        for a2 in by_lhs.get(s, ()):
-                            new = (a2, 0, None)
-                            if new not in items:
-                                items.add(new)
-                                agenda.append(new)
-                    if s in nullable:
+                if sym >= n_term:
+                    predict.add(sym)
+                    if sym in nullable:
                         new = (a, d + 1, o)
                         if new not in items:
                             items.add(new)
                             agenda.append(new)
-            elif o is not None:
-                for a2, d2, o2 in o.by_next.get(lhs[a], ()):
+            else:
+                for a2, d2, o2 in o.expecting(lhs[a]):
                     new = (a2, d2 + 1, o if o2 is None else o2)
                     if new not in items:
                         items.add(new)
                         agenda.append(new)
-        self.items = frozenset(items)
+        self.dynamic = frozenset(items)
         self.by_next = by_next
-        self.expected = frozenset(s for s in by_next if s < n_term)
+        self.static = parser._predictions(frozenset(predict))
+        self.expected = frozenset(k for k in by_next if k < n_term) | self.static.expected
         self.candidates = self.expected | g.ignore
-        self.complete = any(a == 0 and d == 1 for a, d, _ in items)
+        # the start alternative is only ever predicted in the initial column
+        self.complete = self.static.complete or \
+            (0, 1, getattr(parser, "initial", None)) in items
         self._advance: dict[frozenset, Column | None] = {}
+
+    def expecting(self, sym: int) -> tuple:
+        """Items of this column whose next symbol is ``sym``."""
+        dyn = self.by_next.get(sym)
+        sta = self.static.by_next.get(sym, ())
+        return tuple(dyn) + sta if dyn else sta
+
+    @property
+    def items(self) -> frozenset:
+        return self.dynamic | self.static.items
 
     def advance(self, terminals: frozenset) -> "Column | None":
         """The column after one lexeme matched by any of ``terminals`` (None when none fits).
@@ -109,8 +167,16 @@ class EarleyParser:
         self.max_interned = max_interned
         self._ids = itertools.count()
         self._interned: dict[frozenset, Column] = {}
+        self._static: dict[frozenset, _Predictions] = {}
         self._lock = threading.Lock()
-        self.initial = self._column(((0, 0, None),))
+        start = grammar.lhs[0]
+        self.initial = Column(self, (), next(self._ids), frozenset((start,)))
+
+    def _predictions(self, roots: frozenset) -> _Predictions:
+        pred = self._static.get(roots)
+        if pred is None:
+            pred = self._static.setdefault(roots, _Predictions(self.grammar, roots))
+        return pred
 
     def _column(self, kernel: tuple) -> Column:
         key = frozenset((a, d, -1 if o is None else o.id) for a, d, o in kernel)
@@ -127,7 +193,7 @@ class EarleyParser:
         ignore = self.grammar.ignore
         kernel = []
         for t in terminals:
-            for a, d, o in col.by_next.get(t, ()):
+            for a, d, o in col.expecting(t):
                 kernel.append((a, d + 1, col if o is None else o))
         if not kernel:
             return col if terminals & ignore else None

@@ -74,6 +74,8 @@ class Lexer:
                                   dtype=np.int32)
         self.class_terms: list[frozenset[int]] = list(classes)
         self.acc_list: list[bool] = self.acc_any.tolist()
+        self.order: tuple[int, ...] = tuple(order)      # terminal of each component
+        self.components: list[tuple] = states           # component states of each state
         self.initial = 0
 
     @property

@@ -21,6 +21,7 @@ from ..vocabulary import Vocabulary
 from .earley import Column
 from .lru import LRUCache
 from .runtime import Runtime, State
+from .terminal_tables import MAX_UNION, root_walk, union_suffix_table
 from .token_tables import OK, VocabIndex, suffix_table, vocab_index, walk_lexer
 
 # below this many remainders, stepping them in Python beats array work
@@ -59,6 +60,7 @@ class MaskEngine:
         self.vocab = vocab
         self.words = bitmask_words(vocab.size)
         self.index: VocabIndex = vocab_index(vocab)
+        self.vocab_hash = vocab.hash
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
         self.few = few
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
@@ -117,15 +119,21 @@ class MaskEngine:
         node = self._nodes.get(key)
         if node is None:
             lex = self.runtime.lexer(candidates)
-            ids = self.index.text_ids
-            walk = walk_lexer(lex, self.index, ids, np.zeros(len(ids), np.int32), q)
+            if len(lex.order) <= MAX_UNION:
+                ok, groups = root_walk(lex, self.runtime.grammar.dfas, self.index,
+                                       self.vocab_hash, q)
+            else:
+                ids = self.index.text_ids
+                walk = walk_lexer(lex, self.index, ids, np.zeros(len(ids), np.int32), q)
+                by_terms: dict[frozenset, list] = {}
+                for qk, t, o in walk.groups:
+                    by_terms.setdefault(lex.accepting_terms[qk], []).append(
+                        self.index.start[t] + o)
+                ok = walk.ok
+                groups = [(terms, np.concatenate(p)) for terms, p in by_terms.items()]
             edge = self._edge(key)
-            by_class: dict[int, list] = {}
-            for qk, t, o in walk.groups:
-                by_class.setdefault(int(lex.acc_class[qk]), []).append(self.index.start[t] + o)
-            children = tuple((lex.class_terms[c], self._edge((edge, c)), np.concatenate(p))
-                             for c, p in sorted(by_class.items()))
-            node = self._nodes.put(key, _Node(walk.ok, children, self.vocab.size))
+            children = tuple((terms, self._edge((edge, terms)), p) for terms, p in groups)
+            node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
         return node
 
     def _child(self, edge: int, candidates: frozenset, pairs: np.ndarray) -> _Node:
@@ -139,30 +147,41 @@ class MaskEngine:
             else:
                 ok, groups = self._walk_table(lex, candidates, pairs)
             sub = self._edge(key)
-            children = tuple((lex.class_terms[c], self._edge((sub, c)), p) for c, p in groups)
+            children = tuple((terms, self._edge((sub, terms)), p) for terms, p in groups)
             node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
         return node
 
-    def _walk_table(self, lex, candidates: frozenset, pairs: np.ndarray) -> tuple:
+    def _table(self, lex, candidates: frozenset) -> tuple:
         tab = self._suffix.get(candidates)
         if tab is None:
-            tab = self._suffix.put(candidates, suffix_table(lex, self.index))
-        nxt = tab.next[pairs]
+            if len(lex.order) <= MAX_UNION:
+                tab = union_suffix_table(lex, self.runtime.grammar.dfas, self.index,
+                                         self.vocab_hash)
+            else:
+                st = suffix_table(lex, self.index)
+                classes = lex.acc_class[st.state]
+                tab = (st.next, classes, lex.class_terms)
+            tab = self._suffix.put(candidates, tab)
+        return tab
+
+    def _walk_table(self, lex, candidates: frozenset, pairs: np.ndarray) -> tuple:
+        nxt_all, cls_all, class_terms = self._table(lex, candidates)
+        nxt = nxt_all[pairs]
         ok = self.index.tok_of[pairs[nxt == OK]]
         cross = nxt >= 0
         groups = []
         if cross.any():
             p2 = nxt[cross]
-            cls = lex.acc_class[tab.state[pairs[cross]]]
+            cls = cls_all[pairs[cross]]
             order = np.argsort(cls, kind="stable")
             cls, p2 = cls[order], p2[order]
             bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
             for chunk_c, chunk_p in zip(np.split(cls, bounds), np.split(p2, bounds)):
-                groups.append((int(chunk_c[0]), chunk_p))
+                groups.append((class_terms[int(chunk_c[0])], chunk_p))
         return ok, groups
 
     def _walk_few(self, lex, pairs: np.ndarray) -> tuple:
-        rows, acc, acc_class = lex.rows, lex.acc_list, lex.acc_class
+        rows, acc, terms = lex.rows, lex.acc_list, lex.accepting_terms
         flat, tok_of, end_of = self._flat, self.index.tok_of, self.index.end_of
         ok: list[int] = []
         groups: dict[int, list[int]] = {}
@@ -172,11 +191,11 @@ class MaskEngine:
                 nq = rows[q][flat[p]]
                 if nq < 0:
                     if acc[q]:
-                        groups.setdefault(int(acc_class[q]), []).append(p)
+                        groups.setdefault(terms[q], []).append(p)
                     break
                 q = nq
                 p += 1
             else:
                 ok.append(int(tok_of[p - 1]))
         return (np.array(ok, dtype=np.int32),
-                [(c, np.array(v, dtype=np.int32)) for c, v in sorted(groups.items())])
+                [(t, np.array(v, dtype=np.int32)) for t, v in groups.items()])

@@ -39,6 +39,7 @@ class VocabIndex:
     start: np.ndarray      # int32[n_tokens]: first pair of each token
     tok_of: np.ndarray     # int32[total bytes]: token of each pair
     end_of: np.ndarray     # int32[total bytes]: one past the last pair of the pair's token
+    remaining: np.ndarray  # int16[total bytes]: bytes from the pair to its token's end
 
 
 _INDEX: "weakref.WeakKeyDictionary[Vocabulary, VocabIndex]" = weakref.WeakKeyDictionary()
@@ -57,7 +58,8 @@ def vocab_index(vocab: Vocabulary) -> VocabIndex:
         start = (np.cumsum(lengths) - lengths).astype(np.int32)
         tok_of = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
         end_of = (start + lengths)[tok_of].astype(np.int32)
-        idx = VocabIndex(padded, lengths, text, flat, start, tok_of, end_of)
+        remaining = (end_of - np.arange(len(flat), dtype=np.int32)).astype(np.int16)
+        idx = VocabIndex(padded, lengths, text, flat, start, tok_of, end_of, remaining)
         _INDEX[vocab] = idx
     return idx
 
