@@ -12,6 +12,7 @@ calls on the same prompt with different biases cost one log_softmax each, not a 
 from __future__ import annotations
 
 import copy
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -236,6 +237,14 @@ class Completer:
         z = lp / temperature
         probs = torch.from_numpy(np.exp(z - z.max()))
         return int(torch.multinomial(probs, 1, generator=gen))
+
+
+@functools.lru_cache(maxsize=1)
+def default_completer() -> Completer:
+    """A Completer over the embedded default model (SmolLM2), loaded once per process."""
+    from ..model.loading import load_model
+    model, tokenizer = load_model()
+    return Completer(model, tokenizer)
 
 
 def complete(model, tokenizer, prompt, **options) -> Completion:

@@ -11,12 +11,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def completer():
-    from constrained.logprobs.completion import Completer
-    from constrained.model.loading import load_model
-    model, tok = load_model()
+    from constrained.logprobs.completion import default_completer
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one thread: no spin-waiting when the machine is busy
-    yield Completer(model, tok)
+    yield default_completer()  # loaded once per test process
     torch.set_num_threads(threads)
 
 

@@ -8,18 +8,17 @@ import torch
 from constrained import Grammar
 from constrained.logprobs import recover_by_bisection, recover_k_per_call, recover_one_per_call, \
     recover_top_n
-from constrained.logprobs.completion import Completer, completion_oracle, true_logprobs
+from constrained.logprobs.completion import completion_oracle, true_logprobs
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def completer():
-    from constrained.model.loading import load_model
-    model, tok = load_model()
+    from constrained.logprobs.completion import default_completer
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one thread: no spin-waiting when the machine is busy
-    yield Completer(model, tok)
+    yield default_completer()  # loaded once per test process
     torch.set_num_threads(threads)
 
 
