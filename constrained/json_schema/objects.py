@@ -60,22 +60,21 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     extras = _extras(cv, s, ptr, depth, [e[0] for e in entries], additional, pprops, compiled,
                      names_schema)
     n_req = sum(1 for m in members if m[2])
-    n_min = s.get("minProperties", 0) or 0
-    nonempty = False
-    if n_min > n_req:
-        if n_min == 1:
-            nonempty = True
-        else:
-            cv.refuse(ptr + "/minProperties", "minProperties",
-                      "minProperties above the number of required properties")
+    n_min = int(s.get("minProperties", 0) or 0)
     n_max = s.get("maxProperties")
-    if n_max is not None and (extras or len(members) > n_max):
-        if n_max == 0:
-            return None if n_req else Symbol(b.rule([lay.empty("{}", depth)], "obj"))
-        if n_max < n_req:
-            return None
-        cv.refuse(ptr + "/maxProperties", "maxProperties",
-                  "maxProperties below the number of possible properties")
+    n_max = None if n_max is None else int(n_max)
+    if n_max is not None and not extras and len(members) <= n_max:
+        n_max = None  # cannot be exceeded
+    if n_min <= n_req:
+        n_min = 0  # implied by the required properties
+    if n_max is not None and n_max < n_req:
+        return None
+    cap = n_max if n_max is not None else n_min
+    if (len(members) + 1) * (cap + 1) > cv.opts.max_repeat * 4:
+        cv.refuse(ptr + ("/maxProperties" if n_max is not None else "/minProperties"),
+                  "maxProperties" if n_max is not None else "minProperties",
+                  "property counts too large to expand")
+        cap, n_min, n_max = 0, 0, None
 
     sep, ksep = lay.item_sep(depth), lay.key_sep()
     x_sym = None
@@ -83,22 +82,48 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
         x_sym = b.rule([(k,) + ksep + (b.symbol(v, "VAL"),) for k, v in extras], "extra")
     kvs = [(k,) + ksep + (b.symbol(v, "VAL"),) for k, v, _ in members]
     n = len(members)
-    nxt = b.rule([()], "next")
-    rest = b.rule(([sep + (x_sym, "__self__")] if x_sym else []) + [(nxt,)], "rest")
-    rest = _self_ref(b, rest)
-    fnext: list[tuple[str, ...]] = []
-    for i in range(n - 1, -1, -1):
-        kv, req = kvs[i], members[i][2]
-        nxt_alts = [sep + kv + (rest,)] + ([] if req else [(nxt,)])
-        fnext = [kv + (rest,)] + ([] if req else fnext)
-        nxt = b.rule(nxt_alts, "next")
-        rest = _self_ref(b, b.rule(([sep + (x_sym, "__self__")] if x_sym else []) + [(nxt,)],
-                                   "rest"))
-    first = ([(x_sym, rest)] if x_sym else []) + fnext
+
+    def room(c: int) -> bool:  # may one more member be written after c of them
+        return n_max is None or c + 1 <= n_max
+
+    def up(c: int) -> int:
+        return min(c + 1, cap)
+
+    # next[i][c]: the next declared member present is i or later, c members so far (capped);
+    # rest[i][c]: as next, but extra members may come first
+    nxt: dict = {}
+    rest: dict = {}
+    for i in range(n, -1, -1):
+        for c in range(cap, -1, -1):
+            if i == n:
+                alts = [()] if c >= n_min else []
+            else:
+                alts = []
+                if room(c) and rest.get((i + 1, up(c))):
+                    alts.append(sep + kvs[i] + (rest[(i + 1, up(c))],))
+                if not members[i][2] and nxt.get((i + 1, c)):
+                    alts.append((nxt[(i + 1, c)],))
+            nxt[(i, c)] = b.rule(alts, "next") if alts else None
+            alts = []
+            if x_sym and room(c):
+                target = "__self__" if up(c) == c else rest.get((i, up(c)))
+                if target:
+                    alts.append(sep + (x_sym, target))
+            if nxt[(i, c)]:
+                alts.append((nxt[(i, c)],))
+            rest[(i, c)] = _self_ref(b, b.rule(alts, "rest")) if alts else None
+    first = []
+    if x_sym and room(0) and rest.get((0, up(0))):
+        first.append((x_sym, rest[(0, up(0))]))
+    for i in range(n):
+        if room(0) and rest.get((i + 1, up(0))):
+            first.append(kvs[i] + (rest[(i + 1, up(0))],))
+        if members[i][2]:
+            break
     alts = []
     if first:
         alts.append(lay.open("{", depth) + (b.rule(first, "members"),) + lay.close("}", depth))
-    if n_req == 0 and not nonempty:
+    if n_req == 0 and n_min == 0:
         alts.append(lay.empty("{}", depth))
     if not alts:
         return None

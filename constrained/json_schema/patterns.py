@@ -4,7 +4,7 @@ The pattern is parsed with Python's regex parser and re-emitted with every chara
 replaced by the regex of its JSON encodings (chars.json_char), so the terminal matches the
 encoded string exactly when the decoded string matches the pattern. ECMA meanings are used
 for ``\\d``, ``\\w``, ``\\s`` and ``.``. Backreferences, lookaround and anchors inside the pattern
-are refused.
+are refused; a ^ or $ that is not at an end of the pattern never matches there.
 """
 from __future__ import annotations
 
@@ -120,7 +120,9 @@ def _node(op, av) -> str | None:
             q = "?" if (lo, hi) == (0, 1) else f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
         return f"(?:{body}){q}"
     if op == C.AT:
-        raise PatternError("anchors inside a pattern are not supported")
+        if av in (C.AT_BEGINNING, C.AT_BEGINNING_STRING, C.AT_END, C.AT_END_STRING):
+            return None  # an anchor inside the text never matches (no multiline mode)
+        raise PatternError(f"pattern anchor {av} is not supported")
     raise PatternError(f"pattern construct {op} is not supported")
 
 

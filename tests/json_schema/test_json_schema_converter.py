@@ -118,8 +118,10 @@ def test_json_schema_pattern_properties_and_property_names():
 def test_json_schema_min_max_properties():
     schema = {"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}
     _check(schema, [{"a": 1}, {"b": 2}], [{}])
+    _check({"type": "object", "minProperties": 2}, [{"a": 1, "b": 2}, {"a": 1, "b": 2, "c": 3}],
+           [{"a": 1}, {}])
     with pytest.raises(UnsupportedSchemaError) as e:
-        schema_to_grammar({"type": "object", "minProperties": 2})
+        schema_to_grammar({"type": "object", "minProperties": 10**6})
     assert e.value.pointer == "/minProperties"
 
 
@@ -279,3 +281,11 @@ def test_json_schema_finite_sets_checked_by_validation_and_not_type():
     _check({"not": {"type": ["string", "object"]}}, [1, None, [1]], ["a", {}])
     with pytest.raises(UnsupportedSchemaError):
         schema_to_grammar({"type": "number", "not": {"type": "integer"}})
+
+
+def test_json_schema_property_counts():
+    schema = {"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "minProperties": 2,
+              "maxProperties": 2}
+    _check(schema, [{"a": 1, "b": 2}, {"a": 1, "c": 2}, {"b": 1, "x": 2}],
+           [{"a": 1}, {"a": 1, "b": 2, "c": 3}, {}, {"x": 1, "y": 2, "z": 3}])
+    _check({"type": "object", "maxProperties": 1}, [{}, {"k": [1]}], [{"a": 1, "b": 2}])
