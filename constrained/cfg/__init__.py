@@ -1,7 +1,13 @@
 """Context-free grammars to exact token masks: Earley parser over a greedy contextual lexer.
 
 ``compile_cfg(grammar, vocab, **options) -> CompiledCFG``; ``CompiledCFG.matcher()`` gives a
-``CFGMatcher`` with the common GrammarMatcher API. Lexing semantics: see runtime.py.
+``CFGMatcher`` with the common GrammarMatcher API.
+
+Modules, in the order data flows: prepare.py (grammar -> numbered, trimmed rules and terminal
+DFAs), earley.py (interned Earley columns), lexer.py (union DFA of a candidate terminal set),
+runtime.py (the exact lexing semantics: greedy, contextual, no backtracking; read its
+docstring), terminal_tables.py and token_tables.py (vectorized walks of the vocabulary),
+mask.py (masks from walks + parser steps, memoized), matcher.py, compiled.py.
 """
 from .compiled import CompiledCFG, compile_cfg
 from .matcher import CFGMatcher

@@ -11,6 +11,24 @@ candidates that match it (ambiguity is kept, ignored terminals leave the parser 
 terminal priorities never reject a parse), and the byte starts the next lexeme. The text so far
 is a complete sentence when the lexeme is empty and the column complete, or the lexeme is a full
 match whose advance completes the parse.
+
+Consequences of greedy lexing (tested in tests/cfg/test_cfg_matcher_api.py):
+
+- ``start: A "a"`` with ``A: /a+/`` accepts nothing: every ``a`` extends ``A``, so the lexeme
+  never ends before the last ``a`` (Lark's default ``dynamic`` Earley lexer agrees; only its
+  ``dynamic_complete`` mode tries every split);
+- a lexeme is never cut back to a shorter match: with ``X: "abcd"`` and ``Y: "ab"`` both
+  candidates, ``abc`` commits to ``X`` and ``abce`` is refused even if ``Y "ce"`` would parse;
+- keywords and identifiers: a lexeme matched by several expected terminals (``if`` as IF and
+  NAME) feeds all of them to the parser; priorities never reject, as in Lark's Earley parser.
+
+So every text accepted here is accepted by Lark's Earley parser (``lexer="dynamic"``) for the
+same grammar, and texts whose only parse needs a shorter lexeme than the greedy one are not.
+
+Exactness: a state is *live* when the current lexeme can still grow into a full match of a
+candidate; since every rule is productive and every terminal DFA trimmed, a live state has a
+continuation unless every way to end the lexeme is blocked by greedy lexing (as in the ``A "a"``
+example). Masks allow exactly the tokens leading to live states (EOS exactly when complete).
 """
 from __future__ import annotations
 
