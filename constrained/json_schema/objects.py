@@ -169,6 +169,8 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
             except patterns.PatternError as e:
                 cv.refuse(pptr, "patternProperties", str(e))
                 continue
+            if body is None:
+                continue
             if names_schema is not True:
                 cv.refuse(ptr + "/propertyNames", "propertyNames",
                           "propertyNames together with patternProperties")

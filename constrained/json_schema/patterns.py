@@ -3,8 +3,8 @@
 The pattern is parsed with Python's regex parser and re-emitted with every character set
 replaced by the regex of its JSON encodings (chars.json_char), so the terminal matches the
 encoded string exactly when the decoded string matches the pattern. ECMA meanings are used
-for ``\\d``, ``\\w``, ``\\s`` and ``.``. Backreferences, lookaround and anchors inside the pattern
-are refused; a ^ or $ that is not at an end of the pattern never matches there.
+for ``\\d``, ``\\w``, ``\\s`` and ``.``. Backreferences and lookaround are refused;
+a ^ or $ that is not at an end of the pattern never matches there.
 """
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def is_anchored(pattern: str) -> bool:
             and items[-1][0] == C.AT and items[-1][1] in (C.AT_END, C.AT_END_STRING))
 
 
-def pattern_body(pattern: str) -> str:
-    """Regex over encoded string content whose decoded text contains a match of ``pattern``."""
+def pattern_body(pattern: str) -> str | None:
+    """Regex over encoded string content whose decoded text contains a match of ``pattern``
+    (None when no string does)."""
     tree = parse(pattern)
     items = list(tree)
     branches = [items]
@@ -77,7 +78,7 @@ def pattern_body(pattern: str) -> str:
         out.append(("" if start else chars.ANY_CHAR + "*") + body
                    + ("" if end else chars.ANY_CHAR + "*"))
     if not out:
-        raise PatternError(f"pattern {pattern!r} matches no string")
+        return None
     return out[0] if len(out) == 1 else "(?:" + "|".join(out) + ")"
 
 

@@ -37,7 +37,9 @@ def string_pattern(schema: dict, ptr: str, opts: SchemaOptions, refuse: Refuse) 
         except patterns.PatternError as e:
             refuse(ptr + "/pattern", "pattern", str(e))
             body = None
-        if body is not None:
+        else:
+            if body is None:
+                return None
             if fmt_body is not None:
                 refuse(ptr + "/format", "format", "format together with pattern")
             if not _implied(lo, hi, plo, phi):
