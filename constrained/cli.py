@@ -200,7 +200,7 @@ def _cmd_demo(args) -> int:
                       sampling={"temperature": args.temperature, "top_p": 0.95, "top_k": 40,
                                 "min_p": 0.05},
                       seed=args.seed, max_new_tokens=args.max_new_tokens,
-                      complete_within_budget=True, budget_window=48)
+                      complete_within_budget=True)
     elapsed = time.perf_counter() - start
     try:
         doc = json.loads(result.text)

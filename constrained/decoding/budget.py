@@ -1,9 +1,10 @@
 """Budget-aware completion: keep a short way to finish the sentence within the token budget.
 
 A *plan* is a list of tokens that takes the matcher from its current state to a complete
-sentence. Plans come from a breadth-first search over bytes (shortest completion in bytes,
-states deduplicated by the matcher's exact state when it exposes one), tokenized longest-match
-and checked token by token, so every plan is a real path. The loop keeps the invariant
+sentence. Plans come from a small breadth-first search over bytes (the shortest completion
+when it is near), else from a greedy depth-first search that tries closers first and backtracks
+(both deduplicate states by the matcher's exact state when it exposes one). The bytes are
+tokenized longest-match and checked token by token, so every plan is a real path. The loop keeps the invariant
 ``len(plan) + 1 <= remaining`` (the +1 is the end-of-sequence token): it follows the plan once
 the budget is that tight, and rejects sampled tokens whose own plan would no longer fit.
 """
@@ -13,9 +14,11 @@ from collections import deque
 
 from .byte_tokens import ByteTokenizer
 
-# bytes tried first (then every other byte): closers and short atoms finish sentences sooner
-_PREFERRED = b'"}])\'0123456789 ,:\nabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
-_BYTE_ORDER = tuple(dict.fromkeys(list(_PREFERRED) + list(range(256))))
+# bytes tried first: closers and short atoms finish sentences sooner; whitespace comes last
+_PREFERRED = b'"}])\'0123456789,:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'
+_LAST = b" \n\t\r"
+_BYTE_ORDER = tuple(dict.fromkeys(list(_PREFERRED) + [b for b in range(256) if b not in _LAST]
+                                  + list(_LAST)))
 
 
 def state_key(matcher):
@@ -32,11 +35,65 @@ def state_key(matcher):
 class CompletionPlanner:
     """Finds a short token path from a matcher's state to a complete sentence."""
 
-    def __init__(self, tokenizer: ByteTokenizer, *, max_nodes: int = 400,
-                 max_bytes: int = 256) -> None:
+    def __init__(self, tokenizer: ByteTokenizer, *, bfs_nodes: int = 16,
+                 max_nodes: int = 4000, max_bytes: int = 1024) -> None:
         self.tokenizer = tokenizer
+        self.bfs_nodes = bfs_nodes
         self.max_nodes = max_nodes
         self.max_bytes = max_bytes
+
+    def greedy_bytes(self, matcher) -> bytes | None:
+        """Bytes completing the sentence by a greedy depth-first search, or None."""
+        if matcher.is_terminated() or matcher.is_accepting():
+            return b""
+        root = state_key(matcher)
+        seen = {root} if root is not None else set()
+        chunks: list[bytes] = []
+        next_index = [0]          # per depth: the next byte of _BYTE_ORDER to try
+        size = 0
+        nodes = 0
+        n_order = len(_BYTE_ORDER)
+        try:
+            while nodes < self.max_nodes:
+                if chunks and matcher.is_accepting():
+                    return b"".join(chunks)
+                i = next_index[-1]
+                taken = None
+                if size < self.max_bytes:
+                    if i == 0:
+                        forced = matcher.forced_bytes()
+                        if forced:
+                            next_index[-1] = i = n_order  # no alternative at this depth
+                            if matcher.accept_bytes(forced):
+                                taken = forced
+                    while taken is None and i < n_order:
+                        b = _BYTE_ORDER[i]
+                        i += 1
+                        if matcher.accept_bytes(bytes((b,))):
+                            key = state_key(matcher)
+                            if key is not None:
+                                if key in seen:
+                                    matcher.rollback(1)
+                                    continue
+                                seen.add(key)
+                            taken = bytes((b,))
+                    if taken is None or len(taken) == 1:
+                        next_index[-1] = i
+                if taken is not None:
+                    chunks.append(taken)
+                    size += len(taken)
+                    next_index.append(0)
+                    nodes += 1
+                    continue
+                if not chunks:
+                    return None
+                matcher.rollback(1)
+                size -= len(chunks.pop())
+                next_index.pop()
+            return None
+        finally:
+            if chunks:
+                matcher.rollback(len(chunks))
 
     def shortest_bytes(self, matcher) -> bytes | None:
         """The shortest bytes completing the sentence (bounded search), or None if not found."""
@@ -47,7 +104,7 @@ class CompletionPlanner:
         seen = {root} if use_keys else set()
         queue: deque[bytes] = deque([b""])
         nodes = 0
-        while queue and nodes < self.max_nodes:
+        while queue and nodes < self.bfs_nodes:
             path = queue.popleft()
             nodes += 1
             if path and not matcher.accept_bytes(path):
@@ -93,6 +150,8 @@ class CompletionPlanner:
     def plan(self, matcher) -> list[int] | None:
         """Tokens from the current state to a complete sentence, or None when none was found."""
         data = self.shortest_bytes(matcher)
+        if data is None:
+            data = self.greedy_bytes(matcher)
         if data is None:
             return None
         if not data:

@@ -173,6 +173,10 @@ class Decoder:
             if bool(torch.isneginf(saved).all()):
                 break
             logits = saved.clone()
+        if not plan:
+            self._accept(row, self._first_eos(row))
+            row.steered += 1
+            return []
         self._accept(row, plan[0])
         row.steered += 1
         row.plan = plan[1:]
