@@ -84,8 +84,8 @@ def infill(logits, eog_ids: Iterable[int], token_texts: Sequence[bytes | str],
     if ids is None:
         id_rows = np.broadcast_to(np.arange(rows.shape[1]), rows.shape)
     else:
-        id_arr = ids.detach().cpu().numpy() if (torch is not None and isinstance(ids, torch.Tensor)) \
-            else np.asarray(ids)
+        is_tensor = torch is not None and isinstance(ids, torch.Tensor)
+        id_arr = ids.detach().cpu().numpy() if is_tensor else np.asarray(ids)
         id_rows = id_arr.reshape(rows.shape).astype(np.int64)
     eog_list = np.fromiter(eog, dtype=np.int64)
     out = np.full(rows.shape, -np.inf)

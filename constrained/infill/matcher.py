@@ -179,7 +179,8 @@ class InfillGrammar(CompiledGrammar):
         return InfillMatcher(self.inner, self.prefix, self.suffix, self.end_ids)
 
     def __repr__(self) -> str:
-        return f"InfillGrammar({self.inner!r}, prefix={len(self.prefix)}B, suffix={len(self.suffix)}B)"
+        return (f"InfillGrammar({self.inner!r}, prefix={len(self.prefix)}B, "
+                f"suffix={len(self.suffix)}B)")
 
 
 def inner_state_key(matcher):

@@ -6,7 +6,7 @@ import pytest
 
 from constrained import Grammar, Vocabulary, compile_grammar
 from constrained.bitmask import allowed_token_ids, unpack_bitmask
-from constrained.healing import HealingMatcher, PrefixIndex, TokenHealer, heal_prompt
+from constrained.healing import PrefixIndex, TokenHealer, heal_prompt
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ SPECIALS = [b"<|endoftext|>", b"<fim_prefix>", b"<fim_middle>", b"<fim_suffix>",
 ALL = [bytes([i]) for i in range(256)] + TEXT_TOKENS + SPECIALS
 EOS = len(ALL) - 5
 PAD = len(ALL) - 1
-VOCAB = Vocabulary.from_token_bytes(ALL, eos_token_ids=[EOS], special_token_ids=range(EOS, len(ALL)),
-                                    name="fim-test")
+VOCAB = Vocabulary.from_token_bytes(ALL, eos_token_ids=[EOS],
+                                    special_token_ids=range(EOS, len(ALL)), name="fim-test")
 FIM = detect_fim_tokens(VOCAB)
 
 JSON_LARK = r"""
