@@ -9,7 +9,7 @@ transformers = pytest.importorskip("transformers")
 from constrained import Grammar, Vocabulary  # noqa: E402
 from constrained.healing import HealingGrammar, generate_healed  # noqa: E402
 
-EXTRA = [b"ab", b"abc", b"://", b":/"]
+EXTRA = [b"ab", b"abc", b"://", b":/", b" {", b' {"', b" [", b" 1"]
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +73,24 @@ def test_smollm2_url_through_generate():
         torch.set_num_threads(threads)
     assert completer.vocab.token_bytes[r.token_ids[0]] == b"://"
     assert r.text.startswith("//")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_json_grammar_healing_through_generate(tiny_model, seed):
+    """The continuation after "Output: " is JSON, healed or not (the space is re-chosen)."""
+    import json
+    from pathlib import Path
+    from constrained.decoding.loop import generate
+    model, vocab = tiny_model
+    path = Path(__file__).resolve().parents[2] / "grammars" / "json.lark"
+    grammar = Grammar.from_file(path)
+    prompt = [ord(c) for c in "Output: "]
+    from constrained import compile_grammar
+    from constrained.healing import TokenHealer
+    plan = TokenHealer(vocab).prepare(prompt, compile_grammar(grammar, vocab).matcher())
+    assert plan.prefix_bytes == b" "  # " {", " [", " 1" may now start the value
+    for gen in (generate_healed, generate):
+        r = gen(model, vocab, prompt, grammar=grammar, max_new_tokens=16, seed=seed,
+                sampling={"temperature": 1.0}, complete_within_budget=True)
+        assert r.complete
+        json.loads(r.text)
