@@ -43,7 +43,7 @@ class _Node:
         else:
             self.words = None
             self.ids = ok
-        self.children = children   # ((terminal set, child edge, pairs), ...)
+        self.children = children   # ((terminal set, child edge, pairs, {candidates: node}),)
 
 
 class MaskEngine:
@@ -107,10 +107,18 @@ class MaskEngine:
             np.bitwise_or(out, node.words, out=out)
         elif len(node.ids):
             ids.append(node.ids)
-        for terms, edge, pairs in node.children:
+        for terms, edge, pairs, resolved in node.children:
             nxt = col.advance(terms)
-            if nxt is not None:
-                self._collect(self._child(edge, nxt.candidates, pairs), nxt, out, ids)
+            if nxt is None:
+                continue
+            # children already walked for this candidate set are linked from their parent,
+            # skipping the shared cache (they live as long as the parent does)
+            child = resolved.get(nxt.candidates)
+            if child is None:
+                child = self._child(edge, nxt.candidates, pairs)
+                if len(resolved) < 8:
+                    resolved[nxt.candidates] = child
+            self._collect(child, nxt, out, ids)
 
     # walks ---------------------------------------------------------------------------------
     def _root(self, candidates: frozenset, q: int) -> _Node:
@@ -132,7 +140,7 @@ class MaskEngine:
                 ok = walk.ok
                 groups = [(terms, np.concatenate(p)) for terms, p in by_terms.items()]
             edge = self._edge(key)
-            children = tuple((terms, self._edge((edge, terms)), p) for terms, p in groups)
+            children = tuple((terms, self._edge((edge, terms)), p, {}) for terms, p in groups)
             node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
         return node
 
@@ -147,7 +155,7 @@ class MaskEngine:
             else:
                 ok, groups = self._walk_table(lex, candidates, pairs)
             sub = self._edge(key)
-            children = tuple((terms, self._edge((sub, terms)), p) for terms, p in groups)
+            children = tuple((terms, self._edge((sub, terms)), p, {}) for terms, p in groups)
             node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
         return node
 
