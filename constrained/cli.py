@@ -123,6 +123,8 @@ def _read_json(path: str):
 def _grammar(args):
     from .grammar import Grammar
     if args.regex is not None:
+        from .automata import regex_to_byte_dfa
+        regex_to_byte_dfa(args.regex)  # a bad regex fails here, before the model loads
         return Grammar.from_regex(args.regex)
     if args.schema is not None:
         return Grammar.from_json_schema(_read_json(args.schema))
