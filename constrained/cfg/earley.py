@@ -162,7 +162,7 @@ class Column:
 class EarleyParser:
     """Builds and interns Columns for one prepared grammar; thread-safe."""
 
-    def __init__(self, grammar: PreparedGrammar, max_interned: int = 200_000) -> None:
+    def __init__(self, grammar: PreparedGrammar, max_interned: int = 50_000) -> None:
         self.grammar = grammar
         self.max_interned = max_interned
         self._ids = itertools.count()

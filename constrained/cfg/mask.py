@@ -54,7 +54,7 @@ class MaskEngine:
     """
 
     def __init__(self, runtime: Runtime, vocab: Vocabulary, *, mask_cache_size: int = 2048,
-                 table_cache_size: int = 65536, suffix_tables: int = 32,
+                 table_cache_size: int = 16384, suffix_tables: int = 16,
                  few: int = _FEW) -> None:
         self.runtime = runtime
         self.vocab = vocab
@@ -73,7 +73,7 @@ class MaskEngine:
     def _edge(self, key: tuple) -> int:
         nid = self._node_ids.get(key)
         if nid is None:
-            if len(self._node_ids) > 1_000_000:
+            if len(self._node_ids) > 200_000:
                 self._node_ids.clear()   # ids are never reused: old cache entries just miss
             nid = self._node_ids.setdefault(key, next(self._next_node))
         return nid

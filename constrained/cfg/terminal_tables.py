@@ -30,8 +30,8 @@ class TerminalWalk:
     acc: np.ndarray    # bool: accepting after ``die`` bytes
 
 
-_TOKEN_WALKS = LRUCache(512)    # (dfa key, vocab hash, state) -> TerminalWalk over text tokens
-_PAIR_WALKS = LRUCache(256)     # (dfa key, vocab hash) -> TerminalWalk over all pairs
+_TOKEN_WALKS = LRUCache(256)    # (dfa key, vocab hash, state) -> TerminalWalk over text tokens
+_PAIR_WALKS = LRUCache(64)     # (dfa key, vocab hash) -> TerminalWalk over all pairs
 _LOCK = threading.Lock()
 
 
