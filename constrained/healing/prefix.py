@@ -25,6 +25,12 @@ class PrefixIndex:
         self._matrix = vocab.byte_matrix
         self.max_token_bytes = int(self._lengths[self._text].max(initial=0))
         self._by_bytes: dict[bytes, int] | None = None
+        # text tokens grouped by their first byte: a prefix query only reads its byte's group
+        ids = np.nonzero(self._text)[0]
+        first = self._matrix[ids, 0]
+        order = np.argsort(first, kind="stable")
+        self._by_first = ids[order]
+        self._first_bounds = np.searchsorted(first[order], np.arange(257))
 
     @classmethod
     def of(cls, vocab: Vocabulary) -> "PrefixIndex":
@@ -34,34 +40,39 @@ class PrefixIndex:
             index = _INDEXES[vocab] = cls(vocab)
         return index
 
-    def _prefix_agreement(self, data: bytes) -> np.ndarray:
-        """bool[n, L]: token byte j equals data[j] for every j' <= j (L = len(data))."""
-        width = min(len(data), self._matrix.shape[1])
-        target = np.frombuffer(data[:width], dtype=np.uint8)
-        eq = self._matrix[:, :width] == target
-        return np.logical_and.accumulate(eq, axis=1)
+    def _group(self, first_byte: int) -> np.ndarray:
+        """Ids of the text tokens starting with ``first_byte``."""
+        lo, hi = self._first_bounds[first_byte], self._first_bounds[first_byte + 1]
+        return self._by_first[lo:hi]
 
     def extending(self, data: bytes, strict: bool = False) -> np.ndarray:
         """bool[n]: text tokens whose bytes start with ``data`` (longer than it with ``strict``)."""
+        out = np.zeros(len(self._lengths), dtype=bool)
         if not data:
             return self._text.copy()
         if len(data) > self._matrix.shape[1]:
-            return np.zeros(len(self._lengths), dtype=bool)
-        agree = self._prefix_agreement(data)[:, -1]
-        longer = self._lengths > len(data) if strict else self._lengths >= len(data)
-        return agree & longer & self._text
+            return out
+        rows = self._group(data[0])
+        lengths = self._lengths[rows]
+        rows = rows[lengths > len(data)] if strict else rows[lengths >= len(data)]
+        target = np.frombuffer(data, dtype=np.uint8)
+        out[rows[(self._matrix[rows, :len(data)] == target).all(axis=1)]] = True
+        return out
 
     def within(self, data: bytes) -> np.ndarray:
         """bool[n]: non-empty text tokens whose bytes are a prefix of ``data`` (equal included)."""
+        out = np.zeros(len(self._lengths), dtype=bool)
         if not data:
-            return np.zeros(len(self._lengths), dtype=bool)
-        agree = self._prefix_agreement(data)
-        lengths = self._lengths
-        short = (lengths > 0) & (lengths <= agree.shape[1])
-        ok = np.zeros(len(lengths), dtype=bool)
-        rows = np.nonzero(short)[0]
-        ok[rows] = agree[rows, lengths[rows] - 1]
-        return ok & self._text
+            return out
+        rows = self._group(data[0])
+        lengths = self._lengths[rows]
+        keep = lengths <= len(data)
+        rows, lengths = rows[keep], lengths[keep]
+        width = min(len(data), self._matrix.shape[1])
+        target = np.frombuffer(data[:width], dtype=np.uint8)
+        agree = np.logical_and.accumulate(self._matrix[rows, :width] == target, axis=1)
+        out[rows[agree[np.arange(len(rows)), lengths - 1]]] = True
+        return out
 
     def start_allowed(self, data: bytes) -> np.ndarray:
         """bool[n]: tokens a generation forced to start with ``data`` may begin with, grammar

@@ -94,3 +94,26 @@ def test_step_logprobs():
     assert lp == pytest.approx(math.log(0.6))
     assert list(alts) == [1, 0, 3] and alts[0] == pytest.approx(math.log(0.2))
     assert step_logprobs(np.array([1.0, 1.0]), 0) == (pytest.approx(math.log(0.5)), {})
+
+
+def test_prefix_index_matches_brute_force():
+    import random as _random
+    from constrained.healing import PrefixIndex
+    rng = _random.Random(5)
+    alphabet = b"ab:/\xe2\x82"
+    tokens = list({bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 5)))
+                   for _ in range(300)}) + [b"", b"<eos>"]
+    vocab = Vocabulary.from_token_bytes(tokens, eos_token_ids=[len(tokens) - 1],
+                                        special_token_ids=[len(tokens) - 1])
+    index = PrefixIndex(vocab)
+    text = vocab.text_token_mask
+    for _ in range(200):
+        data = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 7)))
+        ext = index.extending(data)
+        strict = index.extending(data, strict=True)
+        inside = index.within(data)
+        for tid, t in enumerate(tokens):
+            ok = bool(text[tid])
+            assert ext[tid] == (ok and t.startswith(data))
+            assert strict[tid] == (ok and t.startswith(data) and len(t) > len(data))
+            assert inside[tid] == (ok and len(t) > 0 and data.startswith(t))
