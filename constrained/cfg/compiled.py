@@ -43,7 +43,7 @@ class CompiledCFG(CompiledGrammar):
 
 def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000,
                 max_lexer_states: int = 20_000, max_dfa_states: int | None = None,
-                mask_cache_size: int = 2048, table_cache_size: int = 16384,
+                mask_cache_size: int = 2048, table_cache_size: int = 65536,
                 few_remainders: int = 32, warm: bool = True, **options) -> CompiledCFG:
     """Compile a context-free ``grammar`` for ``vocab``.
 

@@ -54,7 +54,7 @@ class MaskEngine:
     """
 
     def __init__(self, runtime: Runtime, vocab: Vocabulary, *, mask_cache_size: int = 2048,
-                 table_cache_size: int = 16384, suffix_tables: int = 16,
+                 table_cache_size: int = 65536, suffix_tables: int = 48,
                  few: int = _FEW) -> None:
         self.runtime = runtime
         self.vocab = vocab
