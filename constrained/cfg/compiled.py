@@ -53,8 +53,9 @@ def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000
     ``mask_cache_size`` and ``table_cache_size`` bound the memoized masks and walk tables;
     groups of at most ``few_remainders`` token remainders are walked in Python instead of
     with the per-candidate-set suffix tables (same result, a speed trade-off);
-    ``warm`` computes the first mask at compile time. Regex-only options (``cache``,
-    ``precompute``) are accepted and ignored.
+    ``warm`` builds the first lexer at compile time; ``cache`` (default True) keeps per-terminal
+    token walks on disk (``$CONSTRAINED_CACHE_DIR``) for later processes. The regex option
+    ``precompute`` is accepted and ignored.
     """
     unknown = set(options) - _REGEX_OPTIONS
     if unknown:
@@ -64,7 +65,8 @@ def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000
     prepared = prepare_grammar(grammar, max_rules=max_rules, max_dfa_states=max_dfa_states)
     runtime = Runtime(prepared, max_lexer_states=max_lexer_states)
     engine = MaskEngine(runtime, vocab, mask_cache_size=mask_cache_size,
-                        table_cache_size=table_cache_size, few=few_remainders)
+                        table_cache_size=table_cache_size, few=few_remainders,
+                        disk_cache=bool(options.get("cache", True)))
     compiled = CompiledCFG(grammar, vocab, prepared, runtime, engine)
     if warm:
         runtime.lexer(runtime.parser.initial.candidates)

@@ -55,7 +55,7 @@ class MaskEngine:
 
     def __init__(self, runtime: Runtime, vocab: Vocabulary, *, mask_cache_size: int = 2048,
                  table_cache_size: int = 65536, suffix_tables: int = 48,
-                 few: int = _FEW) -> None:
+                 few: int = _FEW, disk_cache: bool = True) -> None:
         self.runtime = runtime
         self.vocab = vocab
         self.words = bitmask_words(vocab.size)
@@ -63,6 +63,7 @@ class MaskEngine:
         self.vocab_hash = vocab.hash
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
         self.few = few
+        self.disk = disk_cache
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
         self._suffix = LRUCache(suffix_tables)           # candidates -> SuffixTable
@@ -129,7 +130,7 @@ class MaskEngine:
             lex = self.runtime.lexer(candidates)
             if len(lex.order) <= MAX_UNION:
                 ok, groups = root_walk(lex, self.runtime.grammar.dfas, self.index,
-                                       self.vocab_hash, q)
+                                       self.vocab_hash, q, self.disk)
             else:
                 ids = self.index.text_ids
                 walk = walk_lexer(lex, self.index, ids, np.zeros(len(ids), np.int32), q)
@@ -164,7 +165,7 @@ class MaskEngine:
         if tab is None:
             if len(lex.order) <= MAX_UNION:
                 tab = union_suffix_table(lex, self.runtime.grammar.dfas, self.index,
-                                         self.vocab_hash)
+                                         self.vocab_hash, self.disk)
             else:
                 st = suffix_table(lex, self.index)
                 classes = lex.acc_class[st.state]

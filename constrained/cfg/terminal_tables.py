@@ -7,7 +7,8 @@ A lexer over a candidate set is the union of its terminals, so its walk follows 
 maximum: the lexeme ends where the *last* candidate dies, and is complete for the candidates
 that die exactly there while accepting. Tables are keyed by (automaton key, vocabulary hash) in
 a process-wide bounded cache, so JSON strings, numbers, identifiers and whitespace are walked
-once per process whatever grammar uses them.
+once per process whatever grammar uses them; with the disk cache on (the default, directory
+``$CONSTRAINED_CACHE_DIR``), the walks are also saved and reused by later processes.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata import ByteDFA
+from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from .lru import LRUCache
 from .token_tables import VocabIndex
 
@@ -73,23 +75,46 @@ def _walk(dfa: ByteDFA, index: VocabIndex, starts: np.ndarray, state: int) -> Te
     return TerminalWalk(np.zeros(0, np.int32), np.zeros(0, np.int16), np.zeros(0, bool))
 
 
-def token_walk(dfa: ByteDFA, index: VocabIndex, vocab_hash: str, state: int) -> TerminalWalk:
+def _load(name: str) -> TerminalWalk | None:
+    data = load_arrays(name)
+    if data is None:
+        return None
+    try:
+        idx, die, acc = data["idx"], data["die"], data["acc"]
+        if idx.dtype == np.int32 and die.dtype == np.int16 and acc.dtype == bool and \
+                len(idx) == len(die) == len(acc):
+            return TerminalWalk(idx, die, acc)
+    except KeyError:
+        pass
+    return None
+
+
+def _cached(cache: LRUCache, key: tuple, kind: str, compute, disk: bool) -> TerminalWalk:
+    w = cache.get(key)
+    if w is None:
+        name = cache_name(kind, *map(str, key)) if disk else None
+        w = _load(name) if disk else None
+        if w is None:
+            w = compute()
+            if disk:
+                save_arrays(name, {"idx": w.idx, "die": w.die, "acc": w.acc})
+        w = cache.put(key, w)
+    return w
+
+
+def token_walk(dfa: ByteDFA, index: VocabIndex, vocab_hash: str, state: int,
+               disk: bool = True) -> TerminalWalk:
     """Every text token read from ``state`` (``idx`` indexes ``index.text_ids``)."""
-    key = (dfa.key, vocab_hash, state)
-    w = _TOKEN_WALKS.get(key)
-    if w is None:
-        w = _TOKEN_WALKS.put(key, _walk(dfa, index, index.start[index.text_ids], state))
-    return w
+    return _cached(_TOKEN_WALKS, (dfa.key, vocab_hash, state), "cfg-token-walk",
+                   lambda: _walk(dfa, index, index.start[index.text_ids], state), disk)
 
 
-def pair_walk(dfa: ByteDFA, index: VocabIndex, vocab_hash: str) -> TerminalWalk:
+def pair_walk(dfa: ByteDFA, index: VocabIndex, vocab_hash: str,
+              disk: bool = True) -> TerminalWalk:
     """Every token remainder (pair) read from the initial state (``idx`` are pairs)."""
-    key = (dfa.key, vocab_hash)
-    w = _PAIR_WALKS.get(key)
-    if w is None:
-        pairs = np.arange(len(index.flat), dtype=np.int32)
-        w = _PAIR_WALKS.put(key, _walk(dfa, index, pairs, dfa.initial))
-    return w
+    return _cached(_PAIR_WALKS, (dfa.key, vocab_hash), "cfg-pair-walk",
+                   lambda: _walk(dfa, index, np.arange(len(index.flat), dtype=np.int32),
+                                 dfa.initial), disk)
 
 
 MAX_UNION = 63   # candidate sets up to this size are combined with 64-bit class codes
@@ -109,7 +134,7 @@ def _groups(code: np.ndarray, pairs: np.ndarray, terms: list[int]) -> list:
     return out
 
 
-def root_walk(lexer, dfas, index: VocabIndex, vocab_hash: str, q: int):
+def root_walk(lexer, dfas, index: VocabIndex, vocab_hash: str, q: int, disk: bool = True):
     """Every text token read from lexer state ``q``: (ok token ids, [(terminals, pairs)]).
 
     ``pairs`` are where the next lexeme starts; the lexeme read so far is a full match of
@@ -119,7 +144,7 @@ def root_walk(lexer, dfas, index: VocabIndex, vocab_hash: str, q: int):
     text = index.text_ids
     n = len(text)
     lengths = index.lengths[text]
-    walks = [token_walk(dfas[t], index, vocab_hash, s) for t, s in comps]
+    walks = [token_walk(dfas[t], index, vocab_hash, s, disk) for t, s in comps]
     longest = np.zeros(n, dtype=np.int16)
     for w in walks:
         longest[w.idx] = np.maximum(longest[w.idx], w.die)
@@ -139,7 +164,7 @@ def root_walk(lexer, dfas, index: VocabIndex, vocab_hash: str, q: int):
     return text[ok], _groups(code[cross], pairs.astype(np.int32), [t for t, _ in comps])
 
 
-def union_suffix_table(lexer, dfas, index: VocabIndex, vocab_hash: str):
+def union_suffix_table(lexer, dfas, index: VocabIndex, vocab_hash: str, disk: bool = True):
     """Every pair read from the lexer's empty lexeme, from the per-terminal pair walks.
 
     Returns (next, cls, class_terms): ``next`` as in token_tables.SuffixTable (OK, DEAD or the
@@ -148,7 +173,7 @@ def union_suffix_table(lexer, dfas, index: VocabIndex, vocab_hash: str):
     from .token_tables import DEAD, OK
     n = len(index.flat)
     terms = list(lexer.order)
-    walks = [pair_walk(dfas[t], index, vocab_hash) for t in terms]
+    walks = [pair_walk(dfas[t], index, vocab_hash, disk) for t in terms]
     longest = np.zeros(n, dtype=np.int16)
     for w in walks:
         longest[w.idx] = np.maximum(longest[w.idx], w.die)
