@@ -39,10 +39,15 @@ def generate_healed(model, tokenizer_or_vocab, prompts: Any, *, grammar=None,
     """``generate`` with token healing: the same arguments and results, except that each
     result's ``text`` is exactly the continuation after its original prompt (``token_ids``
     still list every generated token, the regenerated ones included)."""
+    import inspect
+
     from ..decoding.loop import generate
     from ..decoding.prompts import encode_prompts, split_prompts
     from ..decoding.setup import logits_width, per_prompt, resolve_grammar, resolve_vocab
 
+    if "token_healing" in inspect.signature(generate).parameters:  # the loop heals itself
+        return generate(model, tokenizer_or_vocab, prompts, grammar=grammar, chat=chat,
+                        system=system, token_healing=True, **options)
     items, single = split_prompts(prompts)
     vocab, tokenizer = resolve_vocab(tokenizer_or_vocab, logits_width(model))
     prompt_ids = encode_prompts(items, tokenizer, chat=chat, system=system)
