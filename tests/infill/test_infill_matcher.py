@@ -230,8 +230,9 @@ class _ByteTokenizer:
         return list(text.encode("utf-8"))
 
 
+@pytest.mark.parametrize("layout", ["psm", "spm"])
 @pytest.mark.parametrize("prefix,suffix", [('{"a": [1', '], "b": 2}'), ('{"k": ', '}')])
-def test_fill_in_the_middle_end_to_end_json(json_compiled, prefix, suffix):
+def test_fill_in_the_middle_end_to_end_json(json_compiled, prefix, suffix, layout):
     from constrained.infill import InfillGrammar, fill_in_the_middle
     from constrained.logprobs.completion import Completer
     cg, _ = json_compiled
@@ -239,7 +240,8 @@ def test_fill_in_the_middle_end_to_end_json(json_compiled, prefix, suffix):
     for seed in range(6):
         completer = Completer(_RandomLM(VOCAB.size, seed), _ByteTokenizer(), vocab=VOCAB)
         r = fill_in_the_middle(completer, prefix, suffix, grammar=cg, max_tokens=25,
-                               temperature=1.0, seed=seed, logit_bias={EOS: 4.0, PAD: 4.0})
+                               temperature=1.0, seed=seed, logit_bias={EOS: 4.0, PAD: 4.0},
+                               layout=layout)
         if r.finish_reason == "stop":
             done += 1
             json.loads(prefix + r.text + suffix)
