@@ -1,14 +1,16 @@
-"""Exact token masks for a matcher state, from vectorized lexer walks and a few parser steps.
+"""Exact token masks for a matcher state, from vectorized vocabulary walks and a few parser steps.
 
-For a state ``(column, q)`` the vocabulary splits, in one walk from ``q`` (cached per lexer
-state), into tokens that stay inside the current lexeme (allowed: the lexer is still alive) and
-tokens that end the lexeme at some byte, grouped by the lexer state there. Only those groups
-touch the parser: the column advances over the group's terminals and the token remainders are
-walked from the new lexeme start, again vectorized and cached by the walk's path, recursing for
-tokens that span several lexemes (``"},{"``); those later walks are lookups in a per-candidate-set
-table of every token remainder read from an empty lexeme (token_tables.SuffixTable). What each group contributes depends only on the
-interned column it reaches, so contributions are memoized by (path, column id), and whole masks
-by (column id, q). Every cache is a bounded LRU.
+For a state ``(column, q)`` one walk of every token from lexer state ``q`` (the *root*, cached
+per (candidate set, q)) splits the vocabulary into tokens that stay inside the current lexeme
+(allowed: the lexer is still alive at their end) and tokens that end the lexeme at some byte,
+grouped by the terminal set the lexeme completes. Only those groups touch the parser: the column
+advances over the group's terminals and the token remainders are read from a new lexeme of the
+next column's candidate set, recursing for tokens that span several lexemes (``"},{"``). Walks
+below the root depend only on the candidate set they start in (the remainders are fixed by the
+path, the *edge*), so each is computed once per (edge, candidate set): large groups by lookups in
+a per-candidate-set table of every token remainder (terminal_tables.union_suffix_table), small
+ones stepped in Python. A mask is then a traversal of cached nodes plus ``Column.advance`` calls
+(memoized per column), and whole masks are memoized by (column id, q). Every cache is bounded.
 """
 from __future__ import annotations
 

@@ -30,13 +30,10 @@ class CFGMatcher(GrammarMatcher):
         mask = self._engine.mask(state)
         if not mask.any():
             raise DeadEndError(
-                f"no token can follow the {len(self._stack) - 1} accepted steps: the grammar "
-                f"cannot continue with this vocabulary (text so far ends with "
-                f"{self._tail()!r})")
+                f"no token can follow after {len(self._stack) - 1} accepted steps: no token of "
+                f"the vocabulary continues the text and it is not a complete sentence "
+                f"(greedy lexing can block a lexeme's end; see constrained/cfg/runtime.py)")
         return mask
-
-    def _tail(self) -> str:
-        return "<state history only>"
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
         arr = as_numpy(bitmask)
