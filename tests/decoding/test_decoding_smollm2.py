@@ -46,8 +46,9 @@ def _check(name, text):
 def test_decoding_smollm2_sampled_outputs_parse(smollm2, temperature):
     model, tokenizer, vocab = smollm2
     grammars = _grammars()
-    if temperature > 1:  # the schema run is the long one: once is enough
+    if temperature > 1:  # the JSON and schema runs are the long ones: once is enough
         grammars.pop("schema", None)
+        grammars.pop("json", None)
     names = list(grammars)
     prompts = {"regex": "Name a colour and a number.", "json": "Give me a small JSON object.",
                "arithmetic": "Write an arithmetic expression.",
@@ -56,7 +57,7 @@ def test_decoding_smollm2_sampled_outputs_parse(smollm2, temperature):
                        grammar=[grammars[n] for n in names],
                        sampling={"temperature": temperature, "top_k": 0, "top_p": 1.0,
                                  "min_p": 0.0},
-                       seed=[7] * len(names), max_new_tokens=40 if "schema" in names else 16,
+                       seed=[7] * len(names), max_new_tokens=40 if "schema" in names else 12,
                        complete_within_budget=True)
     for name, r in zip(names, results):
         assert r.finish_reason == "stop" and r.complete, (name, r.text)
@@ -78,7 +79,7 @@ def test_decoding_smollm2_batch_equals_single(smollm2):
     model, tokenizer, vocab = smollm2
     gs = [Grammar.from_regex(REGEX), Grammar.from_file(ROOT / "grammars" / "json.lark")]
     prompts = ["Name a colour and a number.", "Write a JSON array of two small numbers please."]
-    kw = dict(chat=True, sampling={"temperature": 1.0}, max_new_tokens=8)
+    kw = dict(chat=True, sampling={"temperature": 1.0}, max_new_tokens=6)
     batch = generate(model, tokenizer, prompts, grammar=gs, seed=[3, 4], **kw)
     for p, g, s, got in zip(prompts, gs, [3, 4], batch):
         alone = generate(model, tokenizer, p, grammar=g, seed=s, **kw)
