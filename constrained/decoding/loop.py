@@ -45,6 +45,7 @@ class DecodeOptions:
     overlap: bool | str = "auto"
     max_forced_run: int = 64
     budget_retries: int = 4
+    logprobs: int | None = None
 
 
 class Decoder:
@@ -182,6 +183,30 @@ class Decoder:
         row.plan = plan[1:]
         return [plan[0]]
 
+    # logprobs ------------------------------------------------------------------------------------
+    def _logprobs(self, row: Row, logits: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of the masked logits plus the row's logit_bias (before sampling)."""
+        work = logits.to(torch.float64)  # a copy: the sampler chain may edit logits in place
+        bias = row.params.logit_bias if row.params is not None else ()
+        if bias:
+            ids = torch.tensor([t for t, _ in bias], dtype=torch.long)
+            work[ids] += torch.tensor([b for _, b in bias], dtype=torch.float64)
+        return torch.log_softmax(work, dim=-1)
+
+    def _note_logprobs(self, row: Row, lp: torch.Tensor, tokens: list[int]) -> None:
+        """The first token's logprob and top alternatives; forced followers get 0.0 and {}."""
+        k = int(self.options.logprobs)
+        row.token_logprobs.append(float(lp[tokens[0]]))
+        if k > 0:
+            vals, ids = torch.topk(lp, min(k, lp.shape[-1]))
+            row.top_logprobs.append({int(t): float(v) for t, v in zip(ids.tolist(), vals.tolist())
+                                     if v != float("-inf")})
+        else:
+            row.top_logprobs.append({})
+        for _ in tokens[1:]:
+            row.token_logprobs.append(0.0)
+            row.top_logprobs.append({})
+
     # the loop ------------------------------------------------------------------------------------
     def _text(self, row: Row, tokens: Sequence[int]) -> bool:
         n = self._n_tokens
@@ -207,6 +232,9 @@ class Decoder:
                     row.forced += len(forced)
                     row.tokens.extend(forced)
                     self._text(row, forced)
+                    if opt.logprobs is not None:  # forced: no choice, probability 1
+                        row.token_logprobs.extend([0.0] * len(forced))
+                        row.top_logprobs.extend({} for _ in forced)
                 prefill_chunks.append(row.prompt_ids + forced)
             pending: Future | None = None
             mask_time = 0.0
@@ -246,7 +274,10 @@ class Decoder:
                         tokens = []
                         row.finish = FINISH_STOP_STRING
                     else:
+                        lp = self._logprobs(row, logits[i]) if opt.logprobs is not None else None
                         tokens = self._advance(row, logits[i:i + 1])
+                        if lp is not None and tokens:
+                            self._note_logprobs(row, lp, tokens)
                     added.append(max(1, len(tokens)))
                     if row.finish is not None:
                         pass
@@ -305,9 +336,13 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                   seed: int | Sequence[int] | None = None, chat: bool = False,
                   system: str | None = None, force_tokens: bool = True,
                   complete_within_budget: bool = False, budget_window: int | None = None,
-                  overlap: bool | str = "auto") -> tuple[Decoder, bool]:
+                  overlap: bool | str = "auto",
+                  logprobs: int | None = None) -> tuple[Decoder, bool]:
     """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
     from samplers import SamplerChain, SamplingParams
+    if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
+                                 or logprobs < 0):
+        raise DecodingError(f"logprobs must be a non-negative integer or None, got {logprobs!r}")
     if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) \
             or max_new_tokens < 1:
         raise DecodingError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
@@ -340,14 +375,15 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
         assert isinstance(params[r], SamplingParams)
         chain = SamplerChain(params[r], vocab_size=vocab.size, token_texts=_text_of,
                              eos_token_ids=sorted(vocab.eos_token_ids))
-        rows.append(Row(r, prompt_ids[r], compiled[r], chain, stops))
+        rows.append(Row(r, prompt_ids[r], compiled[r], chain, stops, params[r]))
     pad = getattr(tokenizer, "pad_token_id", None) if tokenizer is not None else None
     if pad is None:
         pad = min(vocab.eos_token_ids)
     options = DecodeOptions(max_new_tokens=max_new_tokens, stop=stops,
                             force_tokens=force_tokens,
                             complete_within_budget=complete_within_budget,
-                            budget_window=budget_window, overlap=overlap)
+                            budget_window=budget_window, overlap=overlap,
+                            logprobs=None if logprobs is None else int(logprobs))
     return Decoder(model, vocab, rows, options, pad), single
 
 
@@ -356,7 +392,8 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
              seed: int | Sequence[int] | None = None, chat: bool = False,
              system: str | None = None, force_tokens: bool = True,
              complete_within_budget: bool = False, budget_window: int | None = None,
-             overlap: bool | str = "auto") -> GenerationResult | list[GenerationResult]:
+             overlap: bool | str = "auto",
+             logprobs: int | None = None) -> GenerationResult | list[GenerationResult]:
     """Generate from a Hugging Face causal LM, constrained by a grammar.
 
     ``prompts``: text, chat messages, token ids, or a list of those (one batch; rows leave it
@@ -370,7 +407,9 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     the end-of-sequence token); ``budget_window`` limits that to the last N tokens.
     ``overlap`` computes masks in a worker thread while the model runs: True every step,
     "auto" (default) after a step whose masks were slow (first visits of grammar states),
-    False never.
+    False never. ``logprobs=n`` records each generated token's log-probability under the
+    model's distribution plus logit_bias, masked by the grammar (before the rest of the sampler
+    chain), and the n most likely tokens; tokens of a forced run after the first get 0.0.
 
     Returns one GenerationResult for a single prompt, else a list in prompt order.
     """
@@ -378,7 +417,7 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
         model, tokenizer_or_vocab, prompts, grammar=grammar, sampling=sampling,
         max_new_tokens=max_new_tokens, stop=stop, seed=seed, chat=chat, system=system,
         force_tokens=force_tokens, complete_within_budget=complete_within_budget,
-        budget_window=budget_window, overlap=overlap)
+        budget_window=budget_window, overlap=overlap, logprobs=logprobs)
     for _ in decoder.events():
         pass
     results = decoder.results

@@ -76,7 +76,8 @@ class GenerationResult:
     ``forced_tokens`` counts tokens appended without sampling because the grammar allowed
     exactly one continuation; ``steered_tokens`` those the budget option chose to finish the
     sentence in time. ``complete`` says whether the text is a complete sentence of the
-    grammar (always True without a grammar).
+    grammar (always True without a grammar). With ``logprobs=n``: ``token_logprobs`` (one per
+    token id) and ``top_logprobs`` (the n likeliest ids -> logprob, per token).
     """
 
     text: str
@@ -87,6 +88,8 @@ class GenerationResult:
     prompt_tokens: int = 0
     complete: bool = True
     timings: Timings = field(default_factory=Timings)
+    token_logprobs: list[float] = field(default_factory=list)
+    top_logprobs: list[dict[int, float]] = field(default_factory=list)
 
     @property
     def n_tokens(self) -> int:

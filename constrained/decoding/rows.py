@@ -8,12 +8,16 @@ from .text import TextTracker
 class Row:
     """One prompt being decoded."""
 
-    def __init__(self, index: int, prompt_ids: list[int], compiled, chain, stop) -> None:
+    def __init__(self, index: int, prompt_ids: list[int], compiled, chain, stop,
+                 params=None) -> None:
         self.index = index
         self.prompt_ids = prompt_ids
         self.compiled = compiled
         self.matcher = compiled.matcher() if compiled is not None else None
         self.chain = chain
+        self.params = params
+        self.token_logprobs: list[float] = []
+        self.top_logprobs: list[dict[int, float]] = []
         self.tracker = TextTracker(stop)
         self.tokens: list[int] = []
         self.forced = 0
@@ -36,4 +40,5 @@ class Row:
                                 finish_reason=self.finish or "length",
                                 forced_tokens=self.forced, steered_tokens=self.steered,
                                 prompt_tokens=len(self.prompt_ids), complete=complete,
-                                timings=self.timings)
+                                timings=self.timings, token_logprobs=list(self.token_logprobs),
+                                top_logprobs=list(self.top_logprobs))

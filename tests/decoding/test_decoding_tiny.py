@@ -155,3 +155,18 @@ def test_decoding_bad_inputs_raise_typed_errors(tiny):
         generate(model, vocab, PROMPT, sampling={"temprature": 1.0}, max_new_tokens=2)
     with pytest.raises(DecodingError, match="need a tokenizer"):
         generate(model, vocab, "text prompt", max_new_tokens=2)
+
+
+def test_decoding_logprobs_align_with_tokens(tiny):
+    model, vocab = tiny
+    g = Grammar.from_regex(PATTERN)
+    r = generate(model, vocab, PROMPT, grammar=g, sampling={"temperature": 0.0},
+                 max_new_tokens=30, logprobs=3)
+    assert len(r.token_logprobs) == len(r.top_logprobs) == r.n_tokens
+    assert all(lp <= 1e-9 for lp in r.token_logprobs)
+    assert r.token_logprobs[0] == 0.0  # '{"' is forced at the start
+    for tok, lp, top in zip(r.token_ids, r.token_logprobs, r.top_logprobs):
+        if top:  # greedy picks the likeliest allowed token
+            assert max(top.values()) == pytest.approx(lp) and tok in top
+    with pytest.raises(DecodingError, match="logprobs"):
+        generate(model, vocab, PROMPT, max_new_tokens=2, logprobs=-1)
