@@ -97,6 +97,8 @@ class Decoder:
     def _forced_run(self, row: Row, room: int) -> list[int]:
         if not self.options.force_tokens or row.matcher is None:
             return []
+        if row.skip is not None and row.skip.left > 0:  # healing: the model picks the token
+            return []
         return accept_forced(row.matcher, self._bytes_tok,
                              min(room, self.options.max_forced_run))
 
@@ -211,6 +213,8 @@ class Decoder:
     def _text(self, row: Row, tokens: Sequence[int]) -> bool:
         n = self._n_tokens
         data = b"".join(self._token_bytes[t] for t in tokens if t < n)
+        if row.skip is not None:  # healing: bytes repeating the prompt's end are not returned
+            data = row.skip(data)
         return row.tracker.feed(data)
 
     def events(self) -> Iterator[tuple[int, str]]:
@@ -337,7 +341,8 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                   system: str | None = None, force_tokens: bool = True,
                   complete_within_budget: bool = False, budget_window: int | None = None,
                   overlap: bool | str = "auto",
-                  logprobs: int | None = None) -> tuple[Decoder, bool]:
+                  logprobs: int | None = None,
+                  token_healing: bool = False) -> tuple[Decoder, bool]:
     """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
     from samplers import SamplerChain, SamplingParams
     if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
@@ -375,7 +380,14 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
         assert isinstance(params[r], SamplingParams)
         chain = SamplerChain(params[r], vocab_size=vocab.size, token_texts=_text_of,
                              eos_token_ids=sorted(vocab.eos_token_ids))
-        rows.append(Row(r, prompt_ids[r], compiled[r], chain, stops, params[r]))
+        row = Row(r, prompt_ids[r], compiled[r], chain, stops, params[r])
+        if token_healing:
+            from ..healing.hook import heal_for_decoding
+            healed = heal_for_decoding(vocab, row.prompt_ids, row.matcher)
+            row.prompt_ids = list(healed.prompt_ids)
+            row.matcher = healed.matcher
+            row.skip = healed.skipper()
+        rows.append(row)
     pad = getattr(tokenizer, "pad_token_id", None) if tokenizer is not None else None
     if pad is None:
         pad = min(vocab.eos_token_ids)
@@ -393,7 +405,8 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
              system: str | None = None, force_tokens: bool = True,
              complete_within_budget: bool = False, budget_window: int | None = None,
              overlap: bool | str = "auto",
-             logprobs: int | None = None) -> GenerationResult | list[GenerationResult]:
+             logprobs: int | None = None,
+             token_healing: bool = False) -> GenerationResult | list[GenerationResult]:
     """Generate from a Hugging Face causal LM, constrained by a grammar.
 
     ``prompts``: text, chat messages, token ids, or a list of those (one batch; rows leave it
@@ -410,6 +423,9 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     False never. ``logprobs=n`` records each generated token's log-probability under the
     model's distribution plus logit_bias, masked by the grammar (before the rest of the sampler
     chain), and the n most likely tokens; tokens of a forced run after the first get 0.0.
+    ``token_healing`` backs each prompt up over its last token(s) and lets the model regenerate
+    them (constrained to start with the removed text); the repeated bytes are not in ``text``
+    but their tokens are in ``token_ids``.
 
     Returns one GenerationResult for a single prompt, else a list in prompt order.
     """
@@ -417,7 +433,8 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
         model, tokenizer_or_vocab, prompts, grammar=grammar, sampling=sampling,
         max_new_tokens=max_new_tokens, stop=stop, seed=seed, chat=chat, system=system,
         force_tokens=force_tokens, complete_within_budget=complete_within_budget,
-        budget_window=budget_window, overlap=overlap, logprobs=logprobs)
+        budget_window=budget_window, overlap=overlap, logprobs=logprobs,
+        token_healing=token_healing)
     for _ in decoder.events():
         pass
     results = decoder.results
