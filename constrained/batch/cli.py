@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Sequence
 
@@ -25,14 +26,18 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--top-k", type=int)
     s.add_argument("--top-p", type=float)
     s.add_argument("--min-p", type=float)
-    s.add_argument("--greedy", action="store_true", help="always pick the most likely token")
+    s.add_argument("--greedy", action="store_true", help="argmax selection (temperature 0)")
     s.add_argument("--seed", type=int, default=0,
                    help="base seed: a record without \"seed\" uses seed + its line index")
     s.add_argument("--max-new-tokens", type=int, default=64)
     s.add_argument("--complete-within-budget", action="store_true",
                    help="steer the last tokens so every output is complete within the budget")
-    p.add_argument("--no-chat", action="store_true",
-                   help="feed prompts as raw text instead of through the chat template")
+    s.add_argument("--sampling", metavar="JSON",
+                   help="more SamplingParams fields as a JSON object, e.g. '{\"typical_p\": 0.9}'")
+    chat = p.add_mutually_exclusive_group()
+    chat.add_argument("--chat", dest="chat", action="store_true", default=None,
+                      help="apply the tokenizer's chat template (default when it has one)")
+    chat.add_argument("--no-chat", dest="chat", action="store_false")
     p.add_argument("--system", help="system message for chat prompts")
     r = p.add_argument_group("execution")
     r.add_argument("--ray-address", help="Ray cluster address (e.g. ray://host:10001 or auto)")
@@ -59,15 +64,21 @@ def add_batch_subcommand(subparsers) -> argparse.ArgumentParser:
 
 def spec_from_args(args: argparse.Namespace) -> JobSpec:
     """The JobSpec the command line describes."""
-    sampling = {name: getattr(args, name) for name in ("temperature", "top_k", "top_p", "min_p")
-                if getattr(args, name) is not None}
+    sampling = {}
+    if args.sampling:
+        sampling = json.loads(args.sampling)
+        if not isinstance(sampling, dict):
+            raise ValueError("--sampling must be a JSON object")
+    sampling.update({name: getattr(args, name) for name in ("temperature", "top_k", "top_p",
+                                                            "min_p")
+                     if getattr(args, name) is not None})
     if args.greedy:
-        sampling["selection"] = "greedy"
+        sampling["temperature"] = 0.0
     return JobSpec(model=args.model,
                    grammar=build_grammar(schema=args.schema, grammar=args.grammar,
                                          regex=args.regex),
                    sampling=sampling, max_new_tokens=args.max_new_tokens, seed=args.seed,
-                   chat=not args.no_chat, system=args.system,
+                   chat=args.chat, system=args.system,
                    complete_within_budget=args.complete_within_budget,
                    decode=DECODE_BATCHED if args.batched_decode else DECODE_PER_RECORD,
                    token_ids=args.token_ids, num_threads=args.threads)

@@ -73,7 +73,7 @@ def _column(result: dict, column: str) -> Any:
 
 def generate_dataset(ds, *, schema: Any = None, grammar: Any = None, regex: str | None = None,
                      model: str = "smollm2", sampling: dict | None = None,
-                     max_new_tokens: int = 64, seed: int = 0, chat: bool = True,
+                     max_new_tokens: int = 64, seed: int = 0, chat: bool | None = None,
                      system: str | None = None, complete_within_budget: bool = False,
                      workers: int = 2, batch_size: int = 4, num_cpus: float = 1,
                      prompt_column: str = "prompt"):

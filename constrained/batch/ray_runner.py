@@ -71,7 +71,7 @@ def init_ray(address: str | None = None, *, num_cpus: int | None = None,
     else:
         # the job is this machine's main work: Ray would otherwise nice its workers to 15
         os.environ.setdefault("RAY_worker_niceness", "0")
-        ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False,
+        ray.init(address="local", num_cpus=num_cpus or os.cpu_count(), include_dashboard=False,
                  object_store_memory=256 * 1024 * 1024, **kwargs)
     return True
 

@@ -26,8 +26,8 @@ class JobSpec:
 
     ``grammar`` is a ``Grammar`` built by the caller (None: unconstrained); ``sampling`` maps
     SamplingParams field names to values; ``seed`` is the base seed (record seed, else
-    ``seed + index``); ``decode`` is DECODE_PER_RECORD or DECODE_BATCHED; ``chat``, ``system``
-    and ``complete_within_budget`` go to ``constrained.generate``.
+    ``seed + index``); ``decode`` is DECODE_PER_RECORD or DECODE_BATCHED; ``chat`` (None: when the
+    tokenizer has a chat template), ``system`` and ``complete_within_budget`` are generate()'s.
     """
 
     model: str = "smollm2"
@@ -35,7 +35,7 @@ class JobSpec:
     sampling: dict = field(default_factory=dict)
     max_new_tokens: int = 64
     seed: int = 0
-    chat: bool = True
+    chat: bool | None = None
     decode: str = DECODE_PER_RECORD
     num_threads: int | None = None
     token_ids: bool = False
@@ -46,16 +46,6 @@ class JobSpec:
 def _logits_width(model) -> int:
     head = model.get_output_embeddings()
     return int(head.weight.shape[0]) if head is not None else int(model.config.vocab_size)
-
-
-def _generate_fn():
-    """The decode loop: ``constrained.generate`` when present, else the greedy stand-in."""
-    try:
-        from ..decoding import generate
-        return generate
-    except ImportError:
-        from ._standin import generate
-        return generate
 
 
 class BatchGenerator:
@@ -77,7 +67,10 @@ class BatchGenerator:
                          else compile_grammar(spec.grammar, self.vocab))
         self.compile_seconds = time.perf_counter() - start
         self.max_positions = getattr(self.model.config, "max_position_embeddings", None)
-        self._generate = _generate_fn()
+        from ..decoding import generate
+        self._generate = generate
+        self.chat = (spec.chat if spec.chat is not None
+                     else bool(getattr(self.tokenizer, "chat_template", None)))
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
 
     def info(self) -> dict:
@@ -99,7 +92,7 @@ class BatchGenerator:
     def _encode(self, prompt: Any) -> list[int]:
         """Token ids of a prompt (chat template applied); ValueError when it is too long."""
         from ..decoding.prompts import encode_prompt
-        ids = encode_prompt(prompt, self.tokenizer, chat=self.spec.chat, system=self.spec.system)
+        ids = encode_prompt(prompt, self.tokenizer, chat=self.chat, system=self.spec.system)
         limit = self.max_positions
         if limit is not None and len(ids) + self.spec.max_new_tokens > limit:
             raise ValueError(f"the prompt has {len(ids)} tokens; with max_new_tokens="

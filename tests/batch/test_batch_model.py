@@ -52,7 +52,10 @@ def prompts_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def generator(spec):
-    return BatchGenerator(spec)
+    import torch
+    threads = torch.get_num_threads()
+    yield BatchGenerator(spec)  # sets this process to spec.num_threads
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -176,8 +176,13 @@ def test_batch_cli_spec_from_args():
                          "--seed", "3", "--max-new-tokens", "7", "--greedy"])
     spec = spec_from_args(args)
     assert spec.grammar.regex == "[ab]+"
-    assert spec.sampling == {"top_k": 5, "selection": "greedy"}
-    assert (spec.seed, spec.max_new_tokens, spec.chat) == (3, 7, True)
+    assert spec.sampling == {"top_k": 5, "temperature": 0.0}
+    assert (spec.seed, spec.max_new_tokens, spec.chat) == (3, 7, None)
+    args = p.parse_args(["--input", "i", "--output", "o", "--no-chat", "--sampling",
+                         '{"typical_p": 0.9, "top_k": 1}', "--top-k", "2"])
+    spec = spec_from_args(args)
+    assert spec.grammar is None and spec.chat is False
+    assert spec.sampling == {"typical_p": 0.9, "top_k": 2}
     with pytest.raises(SystemExit):
         p.parse_args(["--input", "i", "--output", "o", "--regex", "a", "--grammar", "g.lark"])
 
