@@ -1,7 +1,7 @@
 """Object key terminals: a declared name, or any name except the declared ones."""
 from __future__ import annotations
 
-from .chars import ANY_CHAR, complement, json_char, literal_char, literal_string
+from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 
 def key_literal(name: str) -> str:
@@ -35,7 +35,10 @@ def _trie(names) -> dict:
 def _ascii_key_except(names) -> str:
     """Small form for printable-ASCII names: one shared tail after the point of divergence."""
     trie = _trie(names)
-    parts = [_diverge(trie) + ANY_CHAR + "*", _paths(trie) + "\\\\" + _ESC_REST + ANY_CHAR + "*"]
+    # leaving the trie on a printable ASCII character happens inside it; on an escape or a
+    # non-ASCII character it shares one branch, which keeps the DFA about the trie's size
+    parts = [_diverge(trie) + ANY_CHAR + "*",
+             _paths(trie) + "(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + "*"]
     ends = _non_key_ends(trie)
     if ends is not None:
         parts.append(ends)
@@ -49,8 +52,9 @@ def _lit(ch: str) -> str:
 def _diverge(node: dict) -> str:
     """Trie paths followed by a literal character that leaves the trie."""
     children = sorted(c for c in node if c is not None)
-    excl = "".join(_lit(c) if c not in "]^-\\" else "\\" + c for c in children)
-    alts = [f'[^\\x00-\\x1f"\\\\{excl}]'] + [_lit(c) + _diverge(node[c]) for c in children]
+    taken = [(ord(c), ord(c)) for c in children] + [(0x22, 0x22), (0x5C, 0x5C)]
+    printable = intersect(complement(taken), ((0x20, 0x7E),))
+    alts = [char_class(printable)] + [_lit(c) + _diverge(node[c]) for c in children]
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
