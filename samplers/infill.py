@@ -6,7 +6,8 @@ Meant to run after the truncation samplers, on the candidates still in play. Ste
 2. if ``3 * p_eog * n > p_txt`` (n = number of candidates): keep only the EOG tokens, done;
 3. merge tokens whose text is a prefix of another candidate's text: the less likely one's
    probability moves into the more likely one and it drops out (tokens with empty text, such as
-   control tokens, never merge);
+   control tokens, never merge; end-of-generation tokens count as control tokens whatever text
+   the caller gives them, e.g. "<|endoftext|>" never merges with "<");
 4. drop non-EOG tokens with p < 0.2; if no non-EOG token is left, return the single EOT token;
    renormalise;
 5. drop non-EOG tokens with p < 1 / (n_non_eog + 1); renormalise.
@@ -149,7 +150,7 @@ def _infill_probs(ids: np.ndarray, p: np.ndarray, is_eog: np.ndarray, texts, eot
     p_txt = float(p[~is_eog].sum())
     if EOG_RATIO * p_eog * n > p_txt:
         return _normalised(np.where(is_eog, p, 0.0))
-    p = _merge_prefixes(ids, p.copy(), texts)
+    p = _merge_prefixes(ids, p.copy(), texts, is_eog)
     alive = p > 0
     keep = is_eog | (p >= FIRST_THRESHOLD)
     n_text = int((keep & ~is_eog).sum())
@@ -175,7 +176,8 @@ def _as_bytes(text) -> bytes:
     return text.encode("utf-8") if isinstance(text, str) else bytes(text)
 
 
-def _merge_prefixes(ids: np.ndarray, p: np.ndarray, texts) -> np.ndarray:
+def _merge_prefixes(ids: np.ndarray, p: np.ndarray, texts, is_eog: np.ndarray | None = None
+                    ) -> np.ndarray:
     """Merge candidates whose text is a prefix of another's, in llama.cpp's pair order.
 
     The reference walks every ordered pair (i0, i1) in candidate order; only pairs where the text
@@ -185,6 +187,8 @@ def _merge_prefixes(ids: np.ndarray, p: np.ndarray, texts) -> np.ndarray:
     """
     n = len(ids)
     tx = [_as_bytes(texts[int(t)]) if 0 <= int(t) < len(texts) else b"" for t in ids]
+    if is_eog is not None:  # end tokens are control tokens: they render empty, never merge
+        tx = [b"" if e else t for t, e in zip(tx, is_eog.tolist())]
     by_text = sorted(range(n), key=lambda i: tx[i])
     keys = [tx[i] for i in by_text]
     # a text has a partner iff its successor in sorted order starts with it (equal texts are

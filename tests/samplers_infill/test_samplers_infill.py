@@ -171,3 +171,10 @@ def test_merge_matches_the_reference_pair_loop_on_random_sets():
         got = _merge_prefixes(ids[order], p[order].copy(), texts)
         want = _reference_pairs(ids[order].tolist(), p[order].tolist(), texts, set())
         assert np.allclose(got, want), (texts, p)
+
+
+def test_end_tokens_never_merge_even_with_text():
+    texts = [b"<", b"x", b"<|endoftext|>"]
+    # "<" would absorb the EOG token if its name counted as text; it must stay separate
+    got = _as_dict(infill_candidates(_cands({0: 0.6, 1: 0.36, 2: 0.04}), [2], texts))
+    _check(got, {0: 0.6, 1: 0.36, 2: 0.04})
