@@ -4,10 +4,6 @@ from __future__ import annotations
 import json
 import re
 
-import jsonschema
-import referencing
-import referencing.jsonschema
-
 from ..errors import GrammarError, UnsupportedSchemaError
 from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
@@ -37,9 +33,20 @@ class Converter:
         self.dropped: list[tuple[str, str]] = []
         self._refs: dict[tuple[str, int], str] = {}
         self._any: dict[int, str] = {}
+        self._validator = None
+
+    def _make_validator(self):
+        try:
+            import jsonschema
+            import referencing
+            import referencing.jsonschema
+        except ImportError as e:  # pragma: no cover - jsonschema is a dependency
+            raise ImportError("the JSON Schema front-end needs the jsonschema package "
+                              "(pip install jsonschema)") from e
         resource = referencing.jsonschema.DRAFT202012.create_resource(self.index.root)
-        self._registry = referencing.Registry().with_resources(
+        registry = referencing.Registry().with_resources(
             [(self.index.base, resource), (DEFAULT_BASE, resource)])
+        return lambda schema: jsonschema.Draft202012Validator(schema, registry=registry)
 
     # -- errors -------------------------------------------------------------------------------
     def refuse(self, pointer: str, keyword: str, message: str) -> None:
@@ -51,9 +58,10 @@ class Converter:
 
     def validates(self, instance, schema) -> bool:
         """Whether ``instance`` is valid under ``schema`` (refs resolve against the root)."""
+        if self._validator is None:
+            self._validator = self._make_validator()
         try:
-            v = jsonschema.Draft202012Validator(schema, registry=self._registry)
-            return v.is_valid(instance)
+            return self._validator(schema).is_valid(instance)
         except Exception:  # noqa: BLE001 - an unusable schema fragment: be conservative
             return False
 
