@@ -6,6 +6,16 @@ Each configuration runs the same JSON Schema job on SmolLM2 (model loading exclu
 generator or actor loads once, before timing). For each run the table splits the worker time
 into prefill, forward passes of the decode steps, grammar masks and sampling, and shows what is
 left (Ray scheduling, serialization, result writing) as overhead.
+
+Measured on 2 cores (load 0.6), 32 records, 24 new tokens, records/s for batch sizes 1/4/16:
+  1 process, 1 thread,  per-record decode   0.95 / 0.92 / 0.96
+  1 process, 1 thread,  batched decode      0.95 / 1.92 / 2.71
+  1 process, 2 threads, per-record decode   0.91 / -    / 0.97
+  1 process, 2 threads, batched decode      1.01 / -    / 3.72
+  Ray 2 workers x 1 thread, per-record      1.79 / 1.82 / 1.77
+  Ray 2 workers x 1 thread, batched         1.81 / 3.30 / 5.06
+About 90% of worker time is the model's forward passes, ~7% sampling, <1% grammar masks; Ray's
+own overhead is under 0.6 s per run once the actors are up (actors start in ~5 s).
 """
 from __future__ import annotations
 

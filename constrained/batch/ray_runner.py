@@ -148,11 +148,12 @@ class RayRunner:
         load = {id(a): 0 for a in alive}
         running: dict = {}
         while queue or running:
-            for actor in list(alive):
-                while queue and load[id(actor)] < self.inflight:
-                    batch = queue.popleft()
-                    running[actor.run.remote(batch)] = (actor, batch)
-                    load[id(actor)] += 1
+            for _ in range(self.inflight):  # one batch per actor per round: spread the work
+                for actor in alive:
+                    if queue and load[id(actor)] < self.inflight:
+                        batch = queue.popleft()
+                        running[actor.run.remote(batch)] = (actor, batch)
+                        load[id(actor)] += 1
             if not running:
                 raise RuntimeError("every Ray worker died; the job cannot finish")
             [ref], _ = ray.wait(list(running), num_returns=1)
