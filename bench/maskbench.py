@@ -34,6 +34,7 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 from bench.peers import ENGINES  # noqa: E402
 from bench.vocabularies import load_vocabulary  # noqa: E402
+from constrained.errors import ConstrainedError  # noqa: E402
 
 
 class _Timeout(Exception):
@@ -50,7 +51,7 @@ def _allowed(bitmask: np.ndarray, token: int) -> bool:
 
 def run_schema(engine, bv, doc: dict, timeout: float) -> dict:
     """Compile one schema and feed its instances token by token; returns status and times."""
-    out = {"mask_us": [], "compile_ms": None, "status": "passing", "detail": ""}
+    out = {"mask_us": [], "compile_ms": None, "status": "passing", "detail": "", "failure": ""}
     bitmask = np.zeros((bv.vocab.size + 31) // 32, dtype=np.int32)
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -61,7 +62,8 @@ def run_schema(engine, bv, doc: dict, timeout: float) -> dict:
         except _Timeout:
             raise
         except Exception as e:  # noqa: BLE001 - any refusal is a compile error
-            out.update(status="compile error", detail=f"{type(e).__name__}: {e}"[:300])
+            out.update(status="compile error", detail=f"{type(e).__name__}: {e}"[:300],
+                       failure="typed" if isinstance(e, ConstrainedError) else "untyped")
             return out
         out["compile_ms"] = (time.perf_counter() - t0) * 1000
         for test in doc["tests"]:
@@ -70,7 +72,15 @@ def run_schema(engine, bv, doc: dict, timeout: float) -> dict:
             ok = True
             for tok in tokens:
                 t = time.perf_counter()
-                engine.fill(m, bitmask)
+                try:
+                    engine.fill(m, bitmask)
+                except _Timeout:
+                    raise
+                except Exception as e:  # noqa: BLE001 - recorded: a crash unless typed
+                    out["failure"] = "typed" if isinstance(e, ConstrainedError) else "untyped"
+                    out["detail"] = f"mask: {type(e).__name__}: {e}"[:300]
+                    ok = False
+                    break
                 out["mask_us"].append((time.perf_counter() - t) * 1e6)
                 if not _allowed(bitmask, tok) or not engine.accept(m, tok):
                     ok = False
@@ -83,7 +93,7 @@ def run_schema(engine, bv, doc: dict, timeout: float) -> dict:
             elif not test["valid"] and accepted:
                 out.update(status="invalidation error", detail=json.dumps(test["data"])[:200])
     except _Timeout:
-        out.update(status="compile error", detail=f"timeout after {timeout}s")
+        out.update(status="compile error", detail=f"timeout after {timeout}s", failure="timeout")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     return out
@@ -109,6 +119,10 @@ def summary(results: dict[str, list[dict]]) -> str:
                      f"{c['validation error']} | {c['invalidation error']} | {avg:.0f} | "
                      f"{_pct(masks, 50):.0f} | {_pct(masks, 99):.0f} | {_pct(comp, 50):.1f} | "
                      f"{_pct(comp, 99):.1f} |")
+    for name, rows in results.items():
+        f = Counter(r.get("failure", "") for r in rows)
+        lines.append(f"{name}: typed refusals or errors {f['typed']}, untyped exceptions "
+                     f"{f['untyped']}, timeouts {f['timeout']}")
     return "\n".join(lines)
 
 

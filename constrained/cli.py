@@ -1,4 +1,4 @@
-"""Command line: ``python -m constrained generate ...`` and ``python -m constrained demo``.
+"""Command line: ``python -m constrained generate|batch|demo ...``.
 
 Output goes to stdout; progress, timings and notes go to stderr. Bad input (a missing model, an
 invalid grammar, a bad parameter) prints one line ``error: ...`` and exits with status 1.
@@ -34,21 +34,18 @@ _SAMPLING_FLAGS = (
     ("--mirostat", "mirostat", int),
     ("--mirostat-tau", "mirostat_tau", float),
     ("--mirostat-eta", "mirostat_eta", float),
+    ("--dynatemp-range", "dynatemp_range", float),
+    ("--dynatemp-exponent", "dynatemp_exponent", float),
+    ("--rep-pen-range", "rep_pen_range", int),
+    ("--rep-pen-slope", "rep_pen_slope", float),
+    ("--dry-penalty-last-n", "dry_penalty_last_n", int),
+    ("--min-keep", "min_keep", int),
     ("--samplers", "samplers", str),
 )
 
 _DEMO_SCHEMA = Path(__file__).resolve().parent.parent / "grammars" / "person.schema.json"
 _DEMO_PROMPT = ("Invent a person and describe them as a JSON object with their name, age, role, "
                 "home address and up to three skills.")
-# used when the JSON Schema front-end is unavailable: the same record shape as a regex
-_DEMO_REGEX = (
-    r'\{"name": "[A-Z][a-z]{1,15}( [A-Z][a-z]{1,15})?", '
-    r'"age": ([0-9]|[1-9][0-9]|1[01][0-9]|120), '
-    r'"role": "(engineer|designer|manager|teacher)", '
-    r'"address": \{"street": "[0-9]{1,4} [A-Z][a-z]{2,15} (Street|Avenue|Road)", '
-    r'"city": "[A-Z][a-z]{2,15}( [A-Z][a-z]{2,15})?", "zip": "[0-9]{5}"\}, '
-    r'"skills": \["[a-z]{2,15}( [a-z]{2,15})?"(, "[a-z]{2,15}( [a-z]{2,15})?"){0,2}\]\}')
-
 
 class _CliError(Exception):
     """A user-facing error: printed as one line."""
@@ -75,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=None)
     for flag, _field, typ in _SAMPLING_FLAGS:
         g.add_argument(flag, type=typ, default=None)
+    g.add_argument("--sampling", metavar="JSON", default=None,
+                   help="any sampling parameters as a JSON object (e.g. logit_bias, "
+                        "dry_sequence_breakers); the flags above override it")
     g.add_argument("--greedy", action="store_true", help="argmax selection (temperature 0)")
     g.add_argument("--stop", action="append", default=None, help="stop string (repeatable)")
     g.add_argument("--stream", action="store_true", help="print text as it is generated")
@@ -86,7 +86,16 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--complete-within-budget", action="store_true",
                    help="steer the last tokens so the output completes within the budget")
     g.add_argument("--no-force", action="store_true", help="sample forced tokens too")
+    g.add_argument("--budget-window", type=int, default=None,
+                   help="with --complete-within-budget: steer only the last N tokens")
+    g.add_argument("--token-healing", action="store_true",
+                   help="back the prompt up over its last token(s) and regenerate them")
+    g.add_argument("--logprobs", type=int, default=None, metavar="N",
+                   help="print each token's logprob and the N likeliest tokens (JSON, stderr)")
     g.add_argument("--timings", action="store_true", help="print timings on stderr")
+
+    from .batch.cli import add_batch_subcommand
+    add_batch_subcommand(sub)
 
     d = sub.add_parser("demo", help="fill the person JSON schema with the embedded model")
     d.add_argument("--model", default="smollm2")
@@ -137,6 +146,13 @@ def _grammar(args):
 
 def _sampling(args) -> dict:
     out = {}
+    if args.sampling:
+        try:
+            out = json.loads(args.sampling)
+        except json.JSONDecodeError as exc:
+            raise _CliError(f"--sampling is not valid JSON: {exc.msg}") from None
+        if not isinstance(out, dict):
+            raise _CliError("--sampling must be a JSON object")
     for _flag, field, _typ in _SAMPLING_FLAGS:
         value = getattr(args, field if field != "tfs_z" else "tfs", None)
         if value is not None:
@@ -154,6 +170,13 @@ def _print_timings(result) -> None:
           f"mask wait {s['mask_wait_ms']:.1f} ms, sampling {s['sample_ms']:.1f} ms)")
 
 
+def _print_logprobs(result, tokenizer) -> None:
+    for tok, lp, top in zip(result.token_ids, result.token_logprobs, result.top_logprobs):
+        _note(json.dumps({"token": tokenizer.decode([tok]), "id": tok, "logprob": round(lp, 5),
+                          "top": {tokenizer.decode([t]): round(v, 5) for t, v in top.items()}},
+                         ensure_ascii=False))
+
+
 def _cmd_generate(args) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     grammar = _grammar(args)   # before loading the model: bad grammars fail fast
@@ -163,7 +186,9 @@ def _cmd_generate(args) -> int:
     options = dict(grammar=grammar, sampling=_sampling(args), max_new_tokens=args.max_new_tokens,
                    stop=args.stop, seed=args.seed, chat=chat, system=args.system,
                    force_tokens=not args.no_force,
-                   complete_within_budget=args.complete_within_budget)
+                   complete_within_budget=args.complete_within_budget,
+                   budget_window=args.budget_window, token_healing=args.token_healing,
+                   logprobs=args.logprobs)
     if args.stream:
         pieces = stream(lm, tokenizer, prompt, **options)
         for piece in pieces:
@@ -176,27 +201,20 @@ def _cmd_generate(args) -> int:
         print(result.text)
     if args.timings:
         _print_timings(result)
+    if args.logprobs is not None:
+        _print_logprobs(result, tokenizer)
     if result.finish_reason == "length" and not result.complete:
         _note(f"note: stopped after {args.max_new_tokens} tokens before the grammar was complete")
     return 0
 
 
-def _demo_grammar(schema):
-    from .grammar import Grammar
-    try:
-        return Grammar.from_json_schema(schema), "the JSON schema"
-    except (ImportError, AttributeError, NotImplementedError) as exc:
-        _note(f"note: JSON Schema support is unavailable ({type(exc).__name__}: {exc}); "
-              "falling back to an equivalent regex")
-        return Grammar.from_regex(_DEMO_REGEX), "a regex equivalent to the schema"
-
-
 def _cmd_demo(args) -> int:
     from .decoding import generate
     schema = _read_json(str(_DEMO_SCHEMA))
-    grammar, what = _demo_grammar(schema)
+    from .grammar import Grammar
+    grammar = Grammar.from_json_schema(schema)
     lm, tokenizer = _load(args.model)
-    _note(f"generating a person record constrained by {what} ({_DEMO_SCHEMA.name}) ...")
+    _note(f"generating a person record constrained by the JSON schema {_DEMO_SCHEMA.name} ...")
     start = time.perf_counter()
     result = generate(lm, tokenizer, _DEMO_PROMPT, grammar=grammar, chat=True,
                       sampling={"temperature": args.temperature, "top_p": 0.95, "top_k": 40,
@@ -236,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "generate":
             return _cmd_generate(args)
+        if args.command == "batch":
+            return args.func(args)
         return _cmd_demo(args)
     except (_CliError, ConstrainedError, SamplerError) as exc:
         _note(f"error: {exc}")

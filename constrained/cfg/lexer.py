@@ -26,46 +26,31 @@ class Lexer:
         # byte classes: bytes every component treats alike
         sig = np.concatenate([d.transitions for d in comps], axis=0).T if comps else \
             np.zeros((256, 0), np.int32)
-        _, rep_index, cls = np.unique(sig, axis=0, return_index=True, return_inverse=True)
-        cls = cls.reshape(-1)
-        reps = np.asarray(rep_index)
+        uniq, first, inv = _unique_rows(sig)
+        order_cls = np.lexsort(uniq.T[::-1]) if uniq.shape[1] else np.arange(len(uniq))
+        rank = np.empty(len(uniq), dtype=np.int64)
+        rank[order_cls] = np.arange(len(uniq))
+        reps = first[order_cls]     # classes in the lexicographic order of their columns
+        cls = rank[inv]
         k = len(comps)
-        init = tuple(d.initial for d in comps)
-        # state 0 is the empty lexeme only: a component returning to its initial state later
-        # gets a state of its own, so "q == 0" always means "nothing read yet"
-        index: dict[tuple, int] = {}
-        states = [init]
-        rows: list[np.ndarray] = []
-        i = 0
-        while i < len(states):
-            st = states[i]
-            nxt = np.full((k, len(reps)), -1, dtype=np.int32)
-            for c, (d, s) in enumerate(zip(comps, st)):
-                if s >= 0:
-                    nxt[c] = d.transitions[s, reps]
-            row_cls = np.full(len(reps), -1, dtype=np.int32)
-            alive = (nxt >= 0).any(axis=0)
-            for j in np.nonzero(alive)[0]:
-                key = tuple(nxt[:, j].tolist())
-                sid = index.get(key)
-                if sid is None:
-                    sid = len(states)
-                    if sid >= max_states:
-                        raise LimitExceededError(
-                            f"the lexer for terminals {self._names(order, dfas)} needs more "
-                            f"than max_lexer_states={max_states} states")
-                    index[key] = sid
-                    states.append(key)
-                row_cls[j] = sid
-            rows.append(row_cls[cls])
-            i += 1
-        self.trans = np.ascontiguousarray(np.stack(rows).astype(np.int32))
+        states, ids = _product(comps, reps, max_states, lambda: self._names(order, dfas))
+        self.trans = np.ascontiguousarray(ids[:, cls].astype(np.int32))
         self.trans.setflags(write=False)
         self.rows: list[list[int]] = self.trans.tolist()
+        comp_states = np.asarray(states, dtype=np.int64).reshape(len(states), k)
+        acc_bits = np.zeros((len(states), k), dtype=bool)
+        for c, d in enumerate(comps):
+            col = comp_states[:, c]
+            live = col >= 0
+            acc_bits[live, c] = np.asarray(d.accepting, dtype=bool)[col[live]]
+        sets: dict[bytes, frozenset[int]] = {}
         acc = []
-        for st in states:
-            acc.append(frozenset(t for t, d, s in zip(order, comps, st)
-                                 if s >= 0 and d.accepting[s]))
+        packed = np.packbits(acc_bits, axis=1) if k else np.zeros((len(states), 0), np.uint8)
+        for r, key in enumerate(map(bytes, packed)):
+            fs = sets.get(key)
+            if fs is None:
+                fs = sets[key] = frozenset(order[c] for c in np.nonzero(acc_bits[r])[0].tolist())
+            acc.append(fs)
         self.accepting_terms: list[frozenset[int]] = acc
         self.acc_any = np.array([bool(a) for a in acc], dtype=bool)
         # states with the same accepted terminal set end a lexeme alike: one class each
@@ -85,3 +70,71 @@ class Lexer:
     @staticmethod
     def _names(order, dfas) -> str:
         return ", ".join(str(t) for t in order[:8]) + (" ..." if len(order) > 8 else "")
+
+
+_CHUNK = 1 << 22  # next-state entries computed at once (int32: 16 MB)
+
+
+def _product(comps, reps: np.ndarray, max_states: int, names):
+    """Reachable product states (tuples of component states, BFS order from the initial
+    tuple) and their successor ids per byte class (-1: dead). A frontier of states is
+    expanded at once with numpy; only distinct successor tuples reach Python."""
+    k, r = len(comps), len(reps)
+    init = tuple(d.initial for d in comps)
+    index: dict[tuple, int] = {}
+    states: list[tuple] = [init]
+    id_rows: list[np.ndarray] = []
+    tables = [d.transitions[:, reps] for d in comps]   # (n_c, r) each
+    done = 0
+    while done < len(states):
+        stop = min(len(states), done + max(1, _CHUNK // max(1, k * r)))
+        frontier = np.asarray(states[done:stop], dtype=np.int64).reshape(stop - done, k)
+        f = len(frontier)
+        nxt = np.full((f, r, k), -1, dtype=np.int32)
+        for c in range(k):
+            col = frontier[:, c]
+            live = col >= 0
+            if live.any():
+                nxt[live, :, c] = tables[c][col[live]]
+        flat = nxt.reshape(f * r, k)
+        alive = (flat >= 0).any(axis=1) if k else np.zeros(f * r, dtype=bool)
+        ids = np.full(f * r, -1, dtype=np.int64)
+        where = np.nonzero(alive)[0]
+        if len(where):
+            uniq, first, inv = _unique_rows(flat[where])
+            uid = np.empty(len(uniq), dtype=np.int64)
+            for u in np.argsort(first, kind="stable").tolist():   # first-seen order
+                key = tuple(uniq[u].tolist())
+                sid = index.get(key)
+                if sid is None:
+                    sid = len(states)
+                    if sid >= max_states:
+                        raise LimitExceededError(
+                            f"the lexer for terminals {names()} needs more than "
+                            f"max_lexer_states={max_states} states")
+                    index[key] = sid
+                    states.append(key)
+                uid[u] = sid
+            ids[where] = uid[inv.reshape(-1)]
+        id_rows.append(ids.reshape(f, r))
+        done = stop
+    return states, np.concatenate(id_rows, axis=0) if id_rows else np.zeros((0, r), np.int64)
+
+
+_WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, size=1 << 16, dtype=np.int64)
+
+
+def _unique_rows(rows: np.ndarray):
+    """np.unique(rows, axis=0, return_index, return_inverse), fast for wide rows: rows are
+    hashed to int64 and the grouping is verified (exact fallback on a collision)."""
+    m, k = rows.shape
+    if k <= len(_WEIGHTS):
+        h = (rows.astype(np.int64) + 1) @ _WEIGHTS[:k]
+        _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        uniq = rows[first]
+        if np.array_equal(uniq[inv], rows):
+            return uniq, first, inv
+    packed = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * k)))
+    _, first, inv = np.unique(packed.reshape(-1), return_index=True, return_inverse=True)
+    return rows[first], first, inv.reshape(-1)

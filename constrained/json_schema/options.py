@@ -18,9 +18,11 @@ class SchemaOptions:
     strict_properties: treat a missing additionalProperties as false (the standard says true).
     lenient: drop keywords that cannot be enforced instead of raising; they are listed on the
         result's ``dropped`` as (JSON pointer, keyword).
-    max_string_length: maxLength above this is tightened to it (outputs still validate; longer
-        strings are not produced): a bounded string terminal needs states per character, and
-        the byte-DFA builder makes long bounds slow to compile.
+    max_string_length: largest maxLength enforced exactly. A bounded string terminal needs
+        automaton states per character, so long bounds are slow to compile; a larger maxLength
+        is refused (UnsupportedSchemaError at its pointer) unless lenient, which tightens it
+        to this value and lists it in ``dropped`` (outputs still validate, but valid strings
+        longer than the cap are rejected).
     max_repeat: largest minItems/maxItems expanded into rules; beyond it LimitExceededError.
     max_rules: grammar size limit; beyond it LimitExceededError.
     Properties are produced in schema order; additional properties may appear between them.

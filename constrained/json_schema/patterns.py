@@ -58,12 +58,8 @@ def pattern_body(pattern: str) -> str | None:
     """Regex over encoded string content whose decoded text contains a match of ``pattern``
     (None when no string does)."""
     tree = parse(pattern)
-    items = list(tree)
-    branches = [items]
-    if len(items) == 1 and items[0][0] == C.BRANCH:
-        branches = [list(b) for b in items[0][1][1]]
     out = []
-    for seq in branches:
+    for seq in _alternatives(list(tree)):
         seq = list(seq)
         start = bool(seq) and seq[0][0] == C.AT and seq[0][1] in (C.AT_BEGINNING,
                                                                    C.AT_BEGINNING_STRING)
@@ -80,6 +76,39 @@ def pattern_body(pattern: str) -> str | None:
     if not out:
         return None
     return out[0] if len(out) == 1 else "(?:" + "|".join(out) + ")"
+
+
+_MAX_ALTERNATIVES = 256
+_ANCHORS = (C.AT_BEGINNING, C.AT_BEGINNING_STRING, C.AT_END, C.AT_END_STRING)
+
+
+def _has_anchor(items) -> bool:
+    for op, av in items:
+        if op == C.AT and av in _ANCHORS:
+            return True
+        if op == C.BRANCH and any(_has_anchor(alt) for alt in av[1]):
+            return True
+        if op == C.SUBPATTERN and _has_anchor(av[-1]):
+            return True
+    return False
+
+
+def _alternatives(items) -> list[list]:
+    """The pattern as alternative sequences, with every group or alternation that holds an
+    anchor spread out, so anchors sit at the ends of a sequence where they can be read
+    (``^$|^(a|b)$`` is parsed as ``^`` then an alternation; ``(^a|b$)`` holds anchors)."""
+    result: list[list] = [[]]
+    for op, av in items:
+        if op == C.BRANCH and _has_anchor([(op, av)]):
+            subs = [s for alt in av[1] for s in _alternatives(list(alt))]
+        elif op == C.SUBPATTERN and _has_anchor(av[-1]):
+            subs = _alternatives(list(av[-1]))
+        else:
+            subs = [[(op, av)]]
+        result = [r + sub for r in result for sub in subs]
+        if len(result) > _MAX_ALTERNATIVES:
+            raise PatternError(f"pattern has more than {_MAX_ALTERNATIVES} anchored alternatives")
+    return result
 
 
 def _seq(items) -> str | None:

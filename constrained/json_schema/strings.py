@@ -56,7 +56,10 @@ def string_pattern(schema: dict, ptr: str, opts: SchemaOptions, refuse: Refuse) 
             refuse(ptr + "/format", "format",
                    "string lengths together with a format that does not imply them")
         return '"' + fmt_body + '"'
-    if hi is not None and hi > opts.max_string_length:
+    if hi is not None and hi > max(opts.max_string_length, lo):
+        refuse(ptr + "/maxLength", "maxLength",
+               f"maxLength {hi} exceeds max_string_length={opts.max_string_length} (raise "
+               f"that option: compile time grows with the bound; lenient=True tightens it)")
         hi = max(opts.max_string_length, lo)
     if lo == 0 and hi is None:
         return f'"{ANY_CHAR}*"'

@@ -104,11 +104,29 @@ def test_batch_single_process_regex_and_bad_records(generator, tmp_path):
     assert "JSON" in lines[1]["error"] and "positions" in lines[2]["error"]
 
 
+def test_batch_command_line_single_process(prompts_file, reference, tmp_path):
+    """``python -m constrained batch`` (the main command line) reproduces the reference run."""
+    import subprocess
+    import sys
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    out = tmp_path / "cli.jsonl"
+    cmd = [sys.executable, "-m", "constrained", "batch", "--input", str(prompts_file),
+           "--output", str(out), "--schema", str(schema), "--sampling",
+           json.dumps({"temperature": 0.9}), "--max-new-tokens", "10", "--seed", "1234",
+           "--complete-within-budget", "--threads", "1", "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{N_PROMPTS} written" in done.stderr
+    _check_valid(out)
+    assert _texts(out) == _texts(reference)
+
+
 # --------------------------------------------------------------------------- Ray
 
 @pytest.fixture(scope="module")
 def ray_session():
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]')")
+    import ray  # a dev dependency: these tests must run, never skip
     from constrained.batch.ray_runner import init_ray
     started = init_ray(num_cpus=2)
     yield ray

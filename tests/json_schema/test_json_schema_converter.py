@@ -51,6 +51,12 @@ def test_json_schema_string_lengths_pattern_format():
            ["a", "abcd"])
     _check({"type": "string", "pattern": "^[a-z]+-[0-9]{2}$"}, ["ab-12"], ["ab-1", "Ab-12"])
     _check({"type": "string", "pattern": "[0-9]"}, ["a1b", "9"], ["abc", ""])
+    # anchors inside alternatives and groups (Python's parser factors a shared ^ out)
+    _check({"type": "string", "pattern": r"^$|^([0-9]{1,3}\.){3}[0-9]{1,3}(/[0-9]{2})?$"},
+           ["", "10.0.0.1", "255.255.255.0/24"], ["x", "10.0.0", " 10.0.0.1", "1.2.3.4/5"])
+    _check({"type": "string", "pattern": "(^a|b$)"}, ["ax", "xb", "ab"], ["xa", "bx", ""])
+    _check({"type": "string", "pattern": "(^a|b$)c"}, ["ac", "acx"], ["bc", "xac", "b"])
+    _check({"type": "string", "pattern": "^(ab|cd)$"}, ["ab", "cd"], ["abcd", "ab "])
     _check({"type": "string", "format": "date"}, ["2024-02-29", "1999-12-31"],
            ["2023-02-29", "2024-13-01", "x"])
     _check({"type": "string", "format": "date-time"}, ["2024-01-02T03:04:05Z",
@@ -231,7 +237,13 @@ def test_json_schema_whitespace_modes():
 def test_json_schema_limits_raise():
     with pytest.raises(LimitExceededError):
         schema_to_grammar({"type": "array", "minItems": 10**6})
-    g = schema_to_grammar({"type": "string", "maxLength": 10**6}, max_string_length=50)
+    with pytest.raises(UnsupportedSchemaError) as err:
+        schema_to_grammar({"properties": {"a": {"type": "string", "maxLength": 10**6}}},
+                          max_string_length=50)
+    assert err.value.pointer == "/properties/a/maxLength"
+    g = schema_to_grammar({"type": "string", "maxLength": 10**6}, max_string_length=50,
+                          lenient=True)
+    assert ("/maxLength", "maxLength") in g.dropped
     o = EarleyOracle(g)
     assert o.accepts(json.dumps("a" * 50)) and not o.accepts(json.dumps("a" * 51))
 

@@ -70,5 +70,5 @@ def test_small_vocabulary_masks_equal_oracle(pattern):
 def test_llama3_masks_equal_oracle(pattern, llama3_vocab):
     oracle = Oracle(pattern)
     cg = compile_grammar(Grammar.from_regex(pattern), llama3_vocab, cache=False)
-    for prefix in _prefixes(oracle, random.Random(pattern), 2):
+    for prefix in _prefixes(oracle, random.Random(pattern), 8):
         _check(cg, oracle, prefix)
