@@ -4,7 +4,8 @@
 
 Rows: this project's loop unconstrained and with the person JSON schema (with and without
 forced tokens), then Hugging Face ``model.generate`` unconstrained, with this project's
-GrammarLogitsProcessor and with xgrammar's HF processor (when installed). Greedy decoding, the
+GrammarLogitsProcessor and with xgrammar's HF processor (when installed); the same record as a
+GBNF grammar (grammars/person.gbnf) through this project and transformers-cfg. Greedy decoding, the
 best of ``--repeats`` runs (the machine may be shared). "outside fwd" is decode time not spent in
 the model's forward pass: what constraining and sampling cost.
 """
@@ -28,6 +29,7 @@ from constrained.model import load_model  # noqa: E402
 
 PROMPT = "Invent a person and describe them as a JSON object."
 SCHEMA = json.loads((ROOT / "grammars" / "person.schema.json").read_text())
+GBNF = (ROOT / "grammars" / "person.gbnf").read_text()  # the same record for grammar-only peers
 
 
 def _loop_row(name, model, tokenizer, grammar, tokens, repeats, **kw):
@@ -83,6 +85,27 @@ def _xgrammar_factory(tokenizer, vocab_size):
     return lambda: LogitsProcessor(compiled)
 
 
+def _transformers_cfg_factory(tokenizer, grammar_text: str):
+    """transformers-cfg's HF processor on the person GBNF grammar (None when not installed).
+
+    transformers-cfg picks its byte mapping by tokenizer class; the GGUF-loaded SmolLM2
+    tokenizer is a byte-level BPE of a class it does not list, so its GPT-2 mapping is chosen
+    here explicitly (the same byte alphabet)."""
+    try:
+        from transformers_cfg.generation.logits_process import GrammarConstrainedLogitsProcessor
+        from transformers_cfg.grammar_utils import IncrementalGrammarConstraint
+        from transformers_cfg.tokenization import tokenizer as tcfg_tokenizer
+        from transformers_cfg.tokenization.middle import TokenizerMiddleMapping as tcfg_middle
+    except ImportError:
+        return None
+    tcfg_tokenizer.TCFG_Tokenizer.from_hf_tokenizer = classmethod(
+        lambda cls, hf: tcfg_tokenizer.TCFG_GPT2Tokenizer(hf))
+    tcfg_middle.TokenizerMiddleMapping.from_hf_tokenizer = classmethod(
+        lambda cls, hf: tcfg_middle.GPT2TokenizerMiddleMapping(hf))
+    return lambda: GrammarConstrainedLogitsProcessor(
+        IncrementalGrammarConstraint(grammar_text, "root", tokenizer))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=64)
@@ -98,8 +121,12 @@ def main() -> None:
     # warm up: first visits of grammar states and the model's kernels
     generate(model, tokenizer, PROMPT, chat=True, grammar=cg, max_new_tokens=args.tokens,
              sampling={"temperature": 0.0})
+    cg_gbnf = compile_grammar(Grammar.from_gbnf(GBNF), vocab)
+    generate(model, tokenizer, PROMPT, chat=True, grammar=cg_gbnf, max_new_tokens=args.tokens,
+             sampling={"temperature": 0.0})
     rows = [
         _loop_row("loop, unconstrained", model, tokenizer, None, args.tokens, args.repeats),
+        _loop_row("loop, person GBNF", model, tokenizer, cg_gbnf, args.tokens, args.repeats),
         _loop_row("loop, person schema", model, tokenizer, cg, args.tokens, args.repeats),
         _loop_row("loop, schema, no forcing", model, tokenizer, cg, args.tokens, args.repeats,
                   force_tokens=False),
@@ -112,6 +139,13 @@ def main() -> None:
         xgr = _xgrammar_factory(tokenizer, width)
         if xgr is not None:
             rows.append(_hf_row("HF generate + xgrammar processor", model, tokenizer, xgr,
+                                args.tokens, args.repeats))
+        rows.append(_hf_row("HF generate + GrammarLogitsProcessor, GBNF", model, tokenizer,
+                            lambda: GrammarLogitsProcessor(cg_gbnf), args.tokens,
+                            args.repeats))
+        tcfg = _transformers_cfg_factory(tokenizer, GBNF)
+        if tcfg is not None:
+            rows.append(_hf_row("HF generate + transformers-cfg, GBNF", model, tokenizer, tcfg,
                                 args.tokens, args.repeats))
     print(f"SmolLM2-135M (CPU, {torch.get_num_threads()} threads), greedy, up to {args.tokens} "
           f"tokens; schema compile {compile_s * 1e3:.0f} ms (cached across runs)")
