@@ -102,6 +102,20 @@ def _transformers_cfg_factory(tokenizer, grammar_text: str):
         lambda cls, hf: tcfg_tokenizer.TCFG_GPT2Tokenizer(hf))
     tcfg_middle.TokenizerMiddleMapping.from_hf_tokenizer = classmethod(
         lambda cls, hf: tcfg_middle.GPT2TokenizerMiddleMapping(hf))
+    # its byte mapping would load the "gpt2" tokenizer from the hub: use the same table offline
+    from transformers_cfg.tokenization.middle import ByteProxyMapping as tcfg_proxy
+
+    from constrained.vocabulary.byte_mappings import gpt2_unicode_to_byte
+
+    def offline_proxy_init(self, tok):
+        self.tokenizer = tok
+        self.proxychar2byte = gpt2_unicode_to_byte()
+        self.byte2proxychar = {b: c for c, b in self.proxychar2byte.items()}
+        self.cdp2byte = {ord(c): b for c, b in self.proxychar2byte.items()}
+        self.byte2cdp = {b: c for c, b in self.cdp2byte.items()}
+        self.PROXY_CDP_SET = set(self.cdp2byte)
+
+    tcfg_proxy.ByteProxyMapping.__init__ = offline_proxy_init
     return lambda: GrammarConstrainedLogitsProcessor(
         IncrementalGrammarConstraint(grammar_text, "root", tokenizer))
 

@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--merge", nargs="+", default=None,
                         help="print the table of --details files from shards instead of running "
                              "(a later file's result for the same schema replaces an earlier one)")
+    parser.add_argument("--schema-options", default=None, metavar="JSON",
+                        help="this project's JSON Schema options, e.g. '{\"property_order\": "
+                             "\"any\"}'")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.merge:
@@ -167,6 +170,8 @@ def main(argv: list[str] | None = None) -> None:
             engines[name] = ENGINES[name](bv)
         except ImportError as e:
             print(f"{name}: not installed ({e})", file=sys.stderr)
+    if args.schema_options and "constrained" in engines:
+        engines["constrained"].schema_options = json.loads(args.schema_options)
     results: dict[str, list[dict]] = {name: [] for name in engines}
     for i, path in enumerate(files):
         doc = json.loads(path.read_text())
@@ -180,7 +185,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.verbose and (i + 1) % 25 == 0:
             print(f"-- {i + 1}/{len(files)} files", file=sys.stderr, flush=True)
     print(f"MaskBench: {len(files)} schemas from {args.data}, vocabulary {args.vocab} "
-          f"({bv.vocab.size} tokens), single thread")
+          f"({bv.vocab.size} tokens), single thread"
+          + (f"; this project's schema options {args.schema_options}" if args.schema_options
+             else ""))
     print(summary(results))
     if args.details:
         Path(args.details).write_text(json.dumps(results))

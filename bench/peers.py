@@ -51,6 +51,7 @@ class ThisProject(Engine):
         super().__init__(bv)
         # a fresh disk cache so compile times are cold
         os.environ["CONSTRAINED_CACHE_DIR"] = tempfile.mkdtemp(prefix="constrained-bench-")
+        self.schema_options: dict = {}   # Grammar.from_json_schema options
 
     def compile(self, kind: str, source: Any) -> Any:
         from constrained import Grammar, compile_grammar
@@ -59,7 +60,8 @@ class ThisProject(Engine):
                 "json_schema": getattr(Grammar, "from_json_schema", None)}[kind]
         if make is None:
             raise NotImplementedError(f"{kind} front-end not available")
-        return compile_grammar(make(source), self.bv.vocab)
+        grammar = make(source, **self.schema_options) if kind == "json_schema" else make(source)
+        return compile_grammar(grammar, self.bv.vocab)
 
     def matcher(self, compiled: Any) -> Any:
         return compiled.matcher()

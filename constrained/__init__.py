@@ -1,11 +1,12 @@
 """Exact grammar-constrained decoding: token masks from grammars over a model's vocabulary."""
 from .errors import (ConstrainedError, DeadEndError, GrammarError, LimitExceededError,
-                     ModelNotFoundError, RegexError, VocabularyError)
+                     MatcherError, ModelNotFoundError, RegexError, VocabularyError)
 from .grammar import Grammar
 from .vocabulary import Vocabulary
 
 __all__ = ["Vocabulary", "Grammar", "ConstrainedError", "DeadEndError", "GrammarError",
-           "LimitExceededError", "ModelNotFoundError", "RegexError", "VocabularyError"]
+           "LimitExceededError", "MatcherError", "ModelNotFoundError", "RegexError",
+           "VocabularyError"]
 
 
 def __getattr__(name: str):

@@ -47,6 +47,10 @@ class LimitExceededError(ConstrainedError, RuntimeError):
     """A configured limit (automaton states, grammar size, compile time, memory) was exceeded."""
 
 
+class MatcherError(ConstrainedError, ValueError):
+    """A matcher was misused: a rollback beyond its history, a bitmask of the wrong size."""
+
+
 class DeadEndError(ConstrainedError, RuntimeError):
     """A matcher has no allowed token: the grammar cannot continue from the current state."""
 

@@ -130,20 +130,20 @@ class OrderedWriter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def add(self, result: dict) -> list[dict]:
-        """Buffer one result; returns the results this call wrote, in order."""
+    def add(self, result: dict) -> Iterator[dict]:
+        """Buffer one result; yield the results it lets the writer write, in order, each
+        right after it is written (a caller that stops iterating leaves the rest buffered,
+        so an interruption writes exactly what was reported)."""
         self._buffer[int(result["index"])] = result
-        out = []
         while self._next < len(self.pending) and self.pending[self._next] in self._buffer:
             done = self._buffer.pop(self.pending[self._next])
             self._file.write(json.dumps(done, ensure_ascii=False) + "\n")
             self._file.flush()
             self._next += 1
             self.written += 1
-            out.append(done)
             if self.written % self.sync_every == 0:
                 os.fsync(self._file.fileno())
-        return out
+            yield done
 
     @property
     def complete(self) -> bool:

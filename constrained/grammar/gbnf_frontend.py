@@ -12,7 +12,7 @@ unless the newline follows ``::=`` or ``|`` or sits inside parentheses; ``#`` co
 letters, digits and dashes; escapes ``\\n \\t \\r \\\\ \\" \\[ \\] \\- \\xNN \\uNNNN
 \\UNNNNNNNN``. Deliberate differences, each an error instead of llama.cpp's silent behaviour: a
 rule defined twice, an empty character class ``[]`` / ``[^]``, repetition bounds above 2000,
-and token references ``<...>`` (which name token ids, not text).
+groups nested deeper than 200, and token references ``<...>`` (which name token ids, not text).
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from ._grammar import Terminal
 from ._regex_translate import escape_literal, merge_ranges, ranges_to_class
 
 MAX_REPETITION = 2000
+MAX_NESTING = 200   # parenthesized groups inside one another
 _ESCAPES = {"t": "\t", "r": "\r", "n": "\n", "\\": "\\", '"': '"', "[": "[", "]": "]", "-": "-"}
 _HEX = {"x": 2, "u": 4, "U": 8}
 _MAX_CP = 0x10FFFF
@@ -61,6 +62,7 @@ class _GbnfParser:
         self.references: list[tuple[str, int]] = []
         self._defined_at: dict[str, int] = {}
         self._helpers = 0
+        self._depth = 0
 
     # -- positions and errors -------------------------------------------------------------
     def where(self, pos: int) -> tuple[int, int]:
@@ -153,10 +155,14 @@ class _GbnfParser:
                 self.references.append((ref, item_start))
                 last = [ref]
             elif c == "(":
+                self._depth += 1
+                if self._depth > MAX_NESTING:
+                    raise self.error(f"groups nested deeper than {MAX_NESTING}")
                 self.i += 1
                 self.space(True)
                 helper = self.new_helper(rule)
                 self.rules[helper] = self.alternates(rule, nested=True)
+                self._depth -= 1
                 if self.peek() != ")":
                     raise self.error("expecting ')'")
                 self.i += 1

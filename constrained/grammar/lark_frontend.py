@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
-import lark
 from lark.exceptions import LarkError
+from lark.lexer import PatternStr
+from lark.load_grammar import load_grammar
 
 from ..errors import GrammarError
 from ._analysis import check_defined, clean_rules
@@ -62,14 +64,21 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
 
 
 def _load(text: str, start: str, import_paths: list[str], path: str | None,
-          allow_outside: bool) -> lark.Lark:
+          allow_outside: bool) -> "_Loaded":
     kwargs = {}
     if path is not None:
         kwargs["source_path"] = os.path.abspath(path)
     loader = _import_guard(import_paths, path, allow_outside)
     try:
-        return lark.Lark(text, parser="earley", lexer="dynamic", start=start,
-                         import_paths=[loader, *import_paths], **kwargs)
+        # Lark's own loader and EBNF-to-BNF compilation, without building its parser (whose
+        # grammar analysis grows faster than linearly with the number of rules)
+        built, _ = load_grammar(text, kwargs.get("source_path", "<string>"),
+                                [loader, *import_paths], False)
+        terminals, rules, ignore = built.compile([start], set())
+        bad = _regex_error(terminals)
+        if bad is not None:
+            raise bad
+        return _Loaded(terminals, rules, ignore)
     except GrammarError:
         raise
     except LarkError as e:
@@ -83,19 +92,32 @@ def _load(text: str, start: str, import_paths: list[str], path: str | None,
         raise GrammarError(f"cannot load the Lark grammar: {type(e).__name__}: {e}") from None
 
 
+@dataclass
+class _Loaded:
+    """What the front-end reads of a loaded Lark grammar (the fields of a lark.Lark object)."""
+
+    terminals: list
+    rules: list
+    ignore_tokens: list
+
+
 def _invalid_terminal(text: str, start: str, import_paths: list,
                       source: str | None) -> GrammarError | None:
     """After Lark failed: the error for the first terminal whose regex does not compile."""
     try:
-        from lark.load_grammar import load_grammar
         built, _ = load_grammar(text, source or "<string>", import_paths, False)
         terminals, _, _ = built.compile([start], set())
     except Exception:
         return None
+    return _regex_error(terminals)
+
+
+def _regex_error(terminals) -> GrammarError | None:
+    """The error for the first terminal whose regex does not compile (None if all do)."""
     for t in terminals:
         try:
             re.compile(t.pattern.to_regexp())
-        except re.error as e:
+        except (re.error, RecursionError, OverflowError) as e:
             return GrammarError(f"terminal {t.name}: invalid regular expression "
                                 f"{t.pattern.value!r}: {e}")
     return None
@@ -166,7 +188,7 @@ def _import_guard(import_paths: list[str], path: str | None,
 def _terminal(tdef) -> Terminal:
     pat = tdef.pattern
     flags = frozenset(getattr(pat, "flags", ()) or ())
-    if isinstance(pat, lark.lexer.PatternStr):
+    if isinstance(pat, PatternStr):
         source = escape_literal(pat.value)
     else:
         source = _KNOWN_PATTERNS.get(pat.value, pat.value)

@@ -6,6 +6,8 @@ sees only text past the original prompt, so "these bytes, then the grammar" is o
 """
 from __future__ import annotations
 
+from ..errors import MatcherError
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +55,7 @@ class UnconstrainedMatcher(GrammarMatcher):
 
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > self._steps:
-            raise ValueError(f"cannot roll back {n_tokens} steps; {self._steps} were accepted")
+            raise MatcherError(f"cannot roll back {n_tokens} steps; {self._steps} were accepted")
         if n_tokens:
             self._terminated = False
         self._steps -= n_tokens
@@ -166,7 +168,7 @@ class HealingMatcher(GrammarMatcher):
 
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > len(self._steps):
-            raise ValueError(f"cannot roll back {n_tokens} steps; {len(self._steps)} were accepted")
+            raise MatcherError(f"cannot roll back {n_tokens} steps; {len(self._steps)} were accepted")
         inner = 0
         for _ in range(n_tokens):
             step = self._steps.pop()

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..bitmask import as_numpy, clear_bits, set_bits
 from ..compiler import CompiledGrammar, GrammarMatcher
-from ..errors import GrammarError
+from ..errors import GrammarError, MatcherError
 
 _END = "end"
 
@@ -100,7 +100,7 @@ class InfillMatcher(GrammarMatcher):
 
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > len(self._steps):
-            raise ValueError(f"cannot roll back {n_tokens} steps; {len(self._steps)} were accepted")
+            raise MatcherError(f"cannot roll back {n_tokens} steps; {len(self._steps)} were accepted")
         inner = 0
         for _ in range(n_tokens):
             if self._steps.pop() != _END:

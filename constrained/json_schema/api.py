@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..errors import GrammarError
+from ..errors import GrammarError, LimitExceededError
 from ..grammar._grammar import Grammar
 from .converter import Converter
 from .options import SchemaOptions
@@ -36,15 +36,50 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         except json.JSONDecodeError as e:
             raise GrammarError(f"schema is not valid JSON: {e.msg}", line=e.lineno,
                                column=e.colno) from None
+        except RecursionError:
+            raise LimitExceededError("the schema text nests too deeply to read") from None
+        _check_size(schema, options)
     else:
-        text = json.dumps(schema, sort_keys=False)
+        _check_size(schema, options)
+        try:
+            text = json.dumps(schema, sort_keys=False)
+        except RecursionError:
+            raise LimitExceededError("the schema nests too deeply to convert") from None
     if not isinstance(schema, (dict, bool)):
         raise GrammarError(f"a schema must be an object or a boolean, not {type(schema).__name__}",
                            pointer="#")
-    cv = Converter(schema, options)
-    start = cv.start()
+    try:
+        cv = Converter(schema, options)
+        start = cv.start()
+    except RecursionError:
+        raise LimitExceededError("the schema nests too deeply to convert (Python's "
+                                 "recursion limit)") from None
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, dropped=tuple(cv.dropped))
+
+
+def _check_size(schema, opts: SchemaOptions) -> None:
+    """LimitExceededError, naming the place, when the schema document nests deeper than
+    ``max_schema_depth`` or an enum holds more than ``max_enum`` values (checked without
+    recursion, before the converter recurses)."""
+    stack = [(schema, "", 0)]
+    while stack:
+        node, ptr, depth = stack.pop()
+        if depth > opts.max_schema_depth:
+            raise LimitExceededError(f"the schema nests deeper than max_schema_depth="
+                                     f"{opts.max_schema_depth} (at {ptr or '#'})")
+        if isinstance(node, dict):
+            enum = node.get("enum")
+            if isinstance(enum, list) and len(enum) > opts.max_enum:
+                raise LimitExceededError(f"enum with {len(enum)} values, more than max_enum="
+                                         f"{opts.max_enum} (at {ptr}/enum)")
+            stack.extend((v, f"{ptr}/{_escape(k)}", depth + 1) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{ptr}/{i}", depth + 1) for i, v in enumerate(node))
+
+
+def _escape(key) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def pydantic_to_grammar(model, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:

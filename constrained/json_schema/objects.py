@@ -1,4 +1,5 @@
-"""Object rules: declared properties in schema order, extra properties between them.
+"""Object rules: declared properties in schema order, extra properties between them (or, with
+``property_order="any"``, small objects' declared properties in any order).
 
 Commas are exact without exponential growth: ``next_i`` chooses the next declared property
 present (skipping optional ones), ``rest_i`` may insert extra properties before it; after the
@@ -82,6 +83,9 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
         x_sym = b.rule([(k,) + ksep + (b.symbol(v, "VAL"),) for k, v in extras], "extra")
     kvs = [(k,) + ksep + (b.symbol(v, "VAL"),) for k, v, _ in members]
     n = len(members)
+    if (cv.opts.property_order == "any" and 1 < n <= cv.opts.max_any_order_properties
+            and not (x_sym and (n_min or n_max is not None))):
+        return _any_order(cv, kvs, [m[2] for m in members], x_sym, n_min, n_max, depth)
 
     def room(c: int) -> bool:  # may one more member be written after c of them
         return n_max is None or c + 1 <= n_max
@@ -128,6 +132,43 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     if not alts:
         return None
     return Symbol(b.rule(alts, "obj"))
+
+
+def _any_order(cv: "Converter", kvs: list, required: list[bool], x_sym: str | None,
+               n_min: int, n_max: int | None, depth: int) -> Piece:
+    """Declared members in any order, each at most once: one rule per set of members written
+    so far (2**n rules, so only for small n). Extra members may come anywhere; counts are
+    exact here only without extras (the caller keeps schema order otherwise)."""
+    b, lay = cv.b, cv.layout
+    sep = lay.item_sep(depth)
+    n = len(kvs)
+    must = sum(1 << i for i in range(n) if required[i])
+    rest: dict[int, str | None] = {}
+
+    def room(used: int) -> bool:
+        return n_max is None or bin(used).count("1") < n_max
+
+    for used in range((1 << n) - 1, -1, -1):   # supersets first
+        alts = []
+        if room(used):
+            for i in range(n):
+                if not used >> i & 1 and rest.get(used | 1 << i):
+                    alts.append(sep + kvs[i] + (rest[used | 1 << i],))
+        if x_sym:
+            alts.append(sep + (x_sym, "__self__"))
+        if used & must == must and bin(used).count("1") >= n_min:
+            alts.append(())
+        rest[used] = _self_ref(b, b.rule(alts, "rest")) if alts and (alts != [sep + (
+            x_sym, "__self__")]) else None
+    first = [kvs[i] + (rest[1 << i],) for i in range(n) if rest.get(1 << i) and room(0)]
+    if x_sym and rest.get(0):
+        first.append((x_sym, rest[0]))
+    alts = []
+    if first:
+        alts.append(lay.open("{", depth) + (b.rule(first, "members"),) + lay.close("}", depth))
+    if not must and n_min == 0:
+        alts.append(lay.empty("{}", depth))
+    return Symbol(b.rule(alts, "obj")) if alts else None
 
 
 def _self_ref(b, name: str) -> str:

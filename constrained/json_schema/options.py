@@ -25,7 +25,15 @@ class SchemaOptions:
         longer than the cap are rejected).
     max_repeat: largest minItems/maxItems expanded into rules; beyond it LimitExceededError.
     max_rules: grammar size limit; beyond it LimitExceededError.
-    Properties are produced in schema order; additional properties may appear between them.
+    max_schema_depth: deepest nesting of the schema document (objects and arrays); beyond it
+        LimitExceededError before any conversion.
+    max_enum: most values in one enum; beyond it LimitExceededError at the enum's pointer.
+    property_order: "schema" (default, as the peers do): declared properties in the order the
+        schema lists them, additional properties anywhere between them; "any": declared
+        properties in any order, each at most once, for objects with at most
+        ``max_any_order_properties`` declared properties (the grammar grows as 2**n) and
+        without both extra properties and minProperties/maxProperties; larger objects keep
+        schema order.
     """
 
     whitespace: str = "flexible"
@@ -38,10 +46,19 @@ class SchemaOptions:
     max_string_length: int = 64
     max_repeat: int = 2000
     max_rules: int = 200_000
+    max_schema_depth: int = 1024
+    property_order: str = "schema"
+    max_any_order_properties: int = 8
+    max_enum: int = 4096
 
     def __post_init__(self) -> None:
         if self.whitespace not in WHITESPACE_MODES:
             raise ValueError(f"whitespace must be one of {WHITESPACE_MODES}, not {self.whitespace!r}")
+        if self.property_order not in ("schema", "any"):
+            raise ValueError(f"property_order must be 'schema' or 'any', not "
+                             f"{self.property_order!r}")
+        if not 0 <= self.max_any_order_properties <= 16:
+            raise ValueError("max_any_order_properties must be between 0 and 16")
         if self.max_whitespace < 1 or self.indent < 0 or self.max_depth < 1:
             raise ValueError("max_whitespace and max_depth must be >= 1, indent >= 0")
         if self.separators is not None:

@@ -1,6 +1,8 @@
 """The per-sequence matcher of a compiled regex: a stack of DFA states, one per step."""
 from __future__ import annotations
 
+from ..errors import MatcherError
+
 import numpy as np
 
 from ..bitmask import allowed_token_ids, as_numpy
@@ -39,7 +41,7 @@ class RegexMatcher(GrammarMatcher):
         row = arr if arr.ndim == 1 else arr[index]
         words = self.compiled.words
         if row.shape[0] < words:
-            raise ValueError(f"bitmask has {row.shape[0]} words; the vocabulary needs {words}")
+            raise MatcherError(f"bitmask has {row.shape[0]} words; the vocabulary needs {words}")
         row[:words] = self._current_mask()
         if row.shape[0] > words:
             row[words:] = 0
@@ -81,7 +83,7 @@ class RegexMatcher(GrammarMatcher):
 
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > len(self._stack) - 1:
-            raise ValueError(f"cannot roll back {n_tokens} steps; "
+            raise MatcherError(f"cannot roll back {n_tokens} steps; "
                              f"{len(self._stack) - 1} were accepted")
         if n_tokens:
             del self._stack[-n_tokens:]

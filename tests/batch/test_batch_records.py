@@ -79,12 +79,23 @@ def test_batch_check_resume_rejects_another_input():
 def test_batch_ordered_writer_writes_in_input_order(tmp_path):
     path = tmp_path / "out.jsonl"
     with OrderedWriter(path, [1, 3, 4, 7]) as w:
-        assert w.add({"index": 4}) == []
-        assert w.add({"index": 1}) == [{"index": 1}]
-        assert w.add({"index": 7}) == []
-        assert [x["index"] for x in w.add({"index": 3})] == [3, 4, 7]
+        assert list(w.add({"index": 4})) == []
+        assert list(w.add({"index": 1})) == [{"index": 1}]
+        assert list(w.add({"index": 7})) == []
+        assert [x["index"] for x in list(w.add({"index": 3}))] == [3, 4, 7]
         assert w.complete
     assert [x["index"] for x in _lines(path)] == [1, 3, 4, 7]
+
+
+def test_batch_ordered_writer_writes_only_what_was_reported(tmp_path):
+    path = tmp_path / "out.jsonl"
+    with OrderedWriter(path, [0, 1, 2]) as w:
+        assert list(w.add({"index": 1})) == []
+        it = w.add({"index": 0})
+        assert next(it) == {"index": 0}        # the caller stops here (an interruption)
+        assert [x["index"] for x in _lines(path)] == [0]
+        assert [x["index"] for x in w.add({"index": 2})] == [1, 2]
+    assert [x["index"] for x in _lines(path)] == [0, 1, 2]
 
 
 def test_batch_batches_slices():

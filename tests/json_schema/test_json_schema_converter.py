@@ -301,3 +301,38 @@ def test_json_schema_property_counts():
     _check(schema, [{"a": 1, "b": 2}, {"a": 1, "c": 2}, {"b": 1, "x": 2}],
            [{"a": 1}, {"a": 1, "b": 2, "c": 3}, {}, {"x": 1, "y": 2, "z": 3}])
     _check({"type": "object", "maxProperties": 1}, [{}, {"k": [1]}], [{"a": 1, "b": 2}])
+
+
+def test_json_schema_property_order_any():
+    import itertools
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+                                               "c": {"type": "boolean"}},
+              "required": ["a", "b"], "additionalProperties": False}
+    full = {"a": 1, "b": "x", "c": True}
+    perms = [dict((k, full[k]) for k in p) for p in itertools.permutations("abc")]
+    perms += [dict((k, full[k]) for k in p) for p in itertools.permutations("ab")]
+    g, oracle = _check(schema, perms, [{"a": 1}, {"b": "x", "c": True}, {"a": 1, "b": 2}, {},
+                                       {"a": 1, "b": "x", "d": 0}], property_order="any")
+    for dup in ['{"a": 1, "a": 2, "b": "x"}', '{"a": 1, "b": "x", "b": "y"}',
+                '{"c": true, "a": 1, "c": false, "b": "x"}']:
+        assert not oracle.accepts(dup), dup
+    # extra properties anywhere, declared ones once each
+    open_schema = {**schema, "additionalProperties": {"type": "null"}}
+    _, oracle = _check(open_schema, [{"z": None, "b": "x", "a": 1}, {"b": "x", "z": None, "a": 1,
+                                                                      "y": None}],
+                       [{"z": 1, "a": 1, "b": "x"}], property_order="any")
+    assert not oracle.accepts('{"a": 1, "z": null, "a": 2, "b": "x"}')
+    # counts without extras are exact in any order
+    counted = {"type": "object", "properties": {"a": {}, "b": {}, "c": {}},
+               "additionalProperties": False, "minProperties": 1, "maxProperties": 2}
+    _check(counted, [{"c": 1}, {"c": 1, "a": 2}, {"b": 0, "a": 0}],
+           [{}, {"a": 1, "b": 2, "c": 3}], property_order="any")
+    # schema order stays the default, and larger objects keep it
+    _, oracle = _check(schema, [{"a": 1, "b": "x"}], [], property_order="schema")
+    assert not oracle.accepts('{"b": "x", "a": 1}')
+    big = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(10)},
+           "additionalProperties": False}
+    _, oracle = _check(big, [{"p0": 1, "p9": 2}], [], property_order="any")
+    assert not oracle.accepts('{"p9": 2, "p0": 1}')
+    with pytest.raises(ValueError):
+        SchemaOptions(property_order="sorted")

@@ -95,3 +95,18 @@ def test_other_methods_on_a_restricted_candidate_set(completer):
     top_id = int(np.argmax(truth))
     for t in few:
         assert bis.logprobs[t] == pytest.approx(truth[t] - truth[top_id], abs=1e-4)
+
+
+def test_recovery_through_the_decode_loop_matches_the_model(completer):
+    """The same recovery, each call a run of constrained.generate (the decode loop with its
+    logit_bias and logprobs), on a random subset: the loop reports the model's distribution."""
+    from constrained.logprobs.over_generate import generate_oracle
+    truth = true_logprobs(completer, PROMPT)
+    V = completer.vocab.size
+    subset = np.random.default_rng(1).choice(V, 95, replace=False).tolist()
+    k = 20
+    ids = completer.encode(PROMPT)
+    rec = recover_k_per_call(generate_oracle(completer.model, completer.vocab, ids, k), V, k,
+                             token_ids=subset)
+    assert np.abs(rec.logprobs[subset] - truth[subset]).max() < 1e-4
+    assert rec.calls <= 1 + math.ceil(len(subset) / (k - 1)) + 2

@@ -1,0 +1,112 @@
+"""Crash-free run: every MaskBench schema and every JSON Schema Test Suite schema, limits on.
+
+    python -m bench.crash_free [--vocab llama3] [--timeout 30]
+
+Each schema is converted, compiled for the vocabulary and asked for its first mask. The outcome
+is one of: compiled (a mask came back), refused (one of the engine's typed errors, naming the
+place), crash (any other exception), hang (no answer within --timeout seconds). The peak memory
+of the process is reported with the counts.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import signal
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT / ".." / "shared" / "data"
+
+from constrained import ConstrainedError, Grammar, Vocabulary, compile_grammar  # noqa: E402
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(_signum, _frame):
+    raise _Hang()
+
+
+@dataclass
+class CrashFreeReport:
+    """Outcome counts by source, and the failures worth reading."""
+
+    counts: dict[str, Counter] = field(default_factory=dict)
+    failures: list[tuple[str, str, str]] = field(default_factory=list)  # (source, id, detail)
+    peak_rss_mb: float = 0.0
+
+    def table(self) -> str:
+        lines = ["| schemas | compiled | refused (typed) | crash | hang |", "|---|---|---|---|---|"]
+        for source, c in self.counts.items():
+            lines.append(f"| {source} ({sum(c.values())}) | {c['compiled']} | {c['refused']} | "
+                         f"{c['crash']} | {c['hang']} |")
+        lines.append(f"peak memory of the process: {self.peak_rss_mb:.0f} MB")
+        return "\n".join(lines)
+
+
+def schemas() -> list[tuple[str, str, object]]:
+    """(source, id, schema) for every MaskBench file and every test-suite case."""
+    out = []
+    for path in sorted((DATA / "maskbench-dev").glob("*.json")):
+        out.append(("maskbench-dev", path.name, json.loads(path.read_text())["schema"]))
+    suite = DATA / "json-schema-test-suite"
+    for path in sorted(suite.glob("*.json")) + sorted((suite / "optional-format").glob("*.json")):
+        for i, case in enumerate(json.loads(path.read_text())):
+            out.append(("json-schema-test-suite", f"{path.name}#{i}", case["schema"]))
+    return out
+
+
+def run(vocab: Vocabulary, items, timeout: float = 30.0) -> CrashFreeReport:
+    """Convert, compile and take the first mask of each schema; count the outcomes."""
+    report = CrashFreeReport()
+    bitmask = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for source, name, schema in items:
+            counts = report.counts.setdefault(source, Counter())
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                compiled = compile_grammar(Grammar.from_json_schema(schema), vocab)
+                compiled.matcher().fill_next_token_bitmask(bitmask)
+                outcome = "compiled"
+            except _Hang:
+                outcome, detail = "hang", f"no answer in {timeout} s"
+            except ConstrainedError:
+                outcome = "refused"
+            except Exception as e:  # noqa: BLE001 - exactly what this run looks for
+                outcome, detail = "crash", f"{type(e).__name__}: {e}"[:300]
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            counts[outcome] += 1
+            if outcome in ("crash", "hang"):
+                report.failures.append((source, name, detail))
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vocab", default="llama3")
+    parser.add_argument("--timeout", type=float, default=30.0)
+    args = parser.parse_args()
+    from bench.vocabularies import load_vocabulary
+    report = run(load_vocabulary(args.vocab).vocab, schemas(), args.timeout)
+    print(f"crash-free run, vocabulary {args.vocab}, default limits, {args.timeout:.0f} s per "
+          "schema")
+    print(report.table())
+    for source, name, detail in report.failures:
+        print(f"  {source} {name}: {detail}")
+
+
+if __name__ == "__main__":
+    main()
