@@ -132,6 +132,59 @@ def _trie(vocab: Vocabulary, disk_cache: bool = True) -> _Trie:
     return t
 
 
+@dataclass(frozen=True, eq=False)
+class TrieSpans:
+    """A vocabulary's token trie with, per node, its depth and the span of tokens below it.
+
+    ``token_ids`` lists the text tokens in byte order, so the tokens whose bytes start with a
+    node's prefix are exactly ``token_ids[lo[node]:hi[node]]``.
+    """
+
+    node_byte: np.ndarray     # int64[N]
+    child_start: np.ndarray   # int64[N]
+    child_count: np.ndarray   # int64[N]
+    n_roots: int
+    token_ids: np.ndarray     # int64[k], byte order
+    token_node: np.ndarray    # int64[k]
+    depth: np.ndarray         # int64[N]: prefix length of each node
+    lo: np.ndarray            # int64[N]
+    hi: np.ndarray            # int64[N]
+
+
+_SPANS: "weakref.WeakKeyDictionary[Vocabulary, TrieSpans]" = weakref.WeakKeyDictionary()
+
+
+def trie_spans(vocab: Vocabulary, disk_cache: bool = True) -> TrieSpans:
+    """The token trie of ``vocab`` with node depths and token spans (built once per
+    vocabulary and process, from the cached trie)."""
+    spans = _SPANS.get(vocab)
+    if spans is not None:
+        return spans
+    t = _trie(vocab, disk_cache)
+    n, k = t.n_nodes, len(t.token_ids)
+    parent = np.full(n, -1, dtype=np.int64)
+    parent[t.n_roots:] = np.repeat(np.arange(n, dtype=np.int64), t.child_count)[: n - t.n_roots]
+    bounds = [0, t.n_roots]
+    while bounds[-1] < n:
+        bounds.append(bounds[-1] + int(t.child_count[bounds[-2]:bounds[-1]].sum()))
+    depth = np.zeros(n, dtype=np.int64)
+    for d in range(1, len(bounds)):
+        depth[bounds[d - 1]:bounds[d]] = d
+    lo = np.full(n, k, dtype=np.int64)
+    hi = np.zeros(n, dtype=np.int64)
+    positions = np.arange(k, dtype=np.int64)
+    np.minimum.at(lo, t.token_node, positions)
+    np.maximum.at(hi, t.token_node, positions + 1)
+    for d in range(len(bounds) - 1, 1, -1):        # children before their parents
+        nodes = np.arange(bounds[d - 1], bounds[d])
+        np.minimum.at(lo, parent[nodes], lo[nodes])
+        np.maximum.at(hi, parent[nodes], hi[nodes])
+    spans = TrieSpans(t.byte64, t.child_start, t.child_count, t.n_roots, t.token_ids,
+                      t.token_node, depth, lo, hi)
+    _SPANS[vocab] = spans
+    return spans
+
+
 def _walk(trie: _Trie, trans: np.ndarray, state: int) -> np.ndarray:
     flat = trans.reshape(-1)
     byte = trie.byte64

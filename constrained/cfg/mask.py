@@ -18,13 +18,14 @@ import itertools
 
 import numpy as np
 
+from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words, set_bits, token_ids_to_bitmask
 from ..vocabulary import Vocabulary
 from .earley import Column
 from .lru import LRUCache
 from .runtime import Runtime, State
 from .terminal_tables import MAX_UNION, root_walk, union_suffix_table
-from .token_tables import OK, VocabIndex, suffix_table, vocab_index, walk_lexer
+from .token_tables import OK, VocabIndex, suffix_table, vocab_index, walk_lexer_trie
 
 # below this many remainders, stepping them in Python beats array work
 _FEW = 32
@@ -70,6 +71,7 @@ class MaskEngine:
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
         self._suffix = LRUCache(suffix_tables)           # candidates -> SuffixTable
         self._flat = self.index.flat.tobytes()
+        self._spans = trie_spans(vocab, disk_cache)
         self._node_ids: dict[tuple, int] = {}
         self._next_node = itertools.count(1)
 
@@ -134,13 +136,10 @@ class MaskEngine:
                 ok, groups = root_walk(lex, self.runtime.grammar.dfas, self.index,
                                        self.vocab_hash, q, self.disk)
             else:
-                ids = self.index.text_ids
-                walk = walk_lexer(lex, self.index, ids, np.zeros(len(ids), np.int32), q)
+                ok, crossing = walk_lexer_trie(lex, self._spans, self.index, q)
                 by_terms: dict[frozenset, list] = {}
-                for qk, t, o in walk.groups:
-                    by_terms.setdefault(lex.accepting_terms[qk], []).append(
-                        self.index.start[t] + o)
-                ok = walk.ok
+                for qk, pairs in crossing:
+                    by_terms.setdefault(lex.accepting_terms[qk], []).append(pairs)
                 groups = [(terms, np.concatenate(p)) for terms, p in by_terms.items()]
             edge = self._edge(key)
             children = tuple((terms, self._edge((edge, terms)), p, {}) for terms, p in groups)

@@ -1,16 +1,17 @@
-"""Vectorized walks of many token (suffixes) through a lexer, split by where lexemes end.
+"""Vectorized walks of tokens (and token remainders) through a lexer, split by where lexemes end.
 
-``walk_lexer(lexer, index, tokens, offsets, start)`` reads ``token[offset:]`` for every pair from
-lexer state ``start`` and sorts each pair into
+``walk_lexer_trie(lexer, spans, index, start)`` reads every text token from lexer state
+``start`` over the vocabulary's token trie, and ``suffix_table(lexer, index)`` reads every token
+remainder (pair) from the empty lexeme. Each token or remainder ends up
 
 - ``ok``: every byte extended the current lexeme and the lexer is still alive at the token's end
   (the lexeme may continue or end later: greedy lookahead stays open);
-- a crossing group ``(q, tokens, offsets)``: the byte at ``offset`` cannot extend the lexeme, the
-  lexeme read so far is complete in lexer state ``q`` (it is a full match of
-  ``lexer.accepting_terms[q]``) and the next lexeme starts at ``offset``;
+- crossing in lexer state ``q`` at a pair: the byte there cannot extend the lexeme, the lexeme
+  read so far is complete in ``q`` (a full match of ``lexer.accepting_terms[q]``) and the next
+  lexeme starts at that pair;
 - dropped: the byte cannot extend the lexeme and the lexeme is not a full match.
 
-No Python loop runs over tokens: each step advances all pairs still alive by one byte.
+No Python loop runs over tokens: each step advances all prefixes (or pairs) still alive.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..automata.token_walk import TrieSpans
 from ..vocabulary import Vocabulary
 from .lexer import Lexer
 
@@ -64,57 +66,60 @@ def vocab_index(vocab: Vocabulary) -> VocabIndex:
     return idx
 
 
-@dataclass(frozen=True)
-class WalkResult:
-    """See ``walk_lexer``."""
+def walk_lexer_trie(lexer: Lexer, spans: TrieSpans, index: VocabIndex, start: int):
+    """Every text token read from lexer state ``start``, over the token trie: the walk's
+    cost is the number of prefixes that stay alive, not the vocabulary size.
 
-    ok: np.ndarray                                            # int32 token ids
-    groups: tuple[tuple[int, np.ndarray, np.ndarray], ...]    # (lexer state, ids, offsets)
-
-
-def walk_lexer(lexer: Lexer, index: VocabIndex, tokens: np.ndarray, offsets: np.ndarray,
-               start: int) -> WalkResult:
-    """Walk ``tokens[i][offsets[i]:]`` from lexer state ``start`` (see the module docstring)."""
-    trans, acc_any = lexer.trans, lexer.acc_any
-    bm, lengths = index.bytes, index.lengths
-    tok = np.asarray(tokens, dtype=np.int32)
-    off = np.asarray(offsets, dtype=np.int32)
-    st = np.full(len(tok), start, dtype=np.int32)
-    tok_len = lengths[tok]
-    ok_parts: list[np.ndarray] = []
-    c_tok: list[np.ndarray] = []
-    c_off: list[np.ndarray] = []
-    c_st: list[np.ndarray] = []
-    while len(tok):
-        done = off >= tok_len
-        if done.any():
-            ok_parts.append(tok[done])
-            keep = ~done
-            tok, off, st, tok_len = tok[keep], off[keep], st[keep], tok_len[keep]
-            if not len(tok):
-                break
-        nxt = trans[st, bm[tok, off]]
-        dead = nxt < 0
+    Returns (ok token ids, [(lexer state, pairs)]): ``ok`` tokens stay inside the lexeme; a
+    group's tokens end the lexeme (complete in that lexer state) where their byte at the
+    pair's offset cannot extend it (see the module docstring).
+    """
+    flat = lexer.trans.reshape(-1).astype(np.int64, copy=False)
+    acc = lexer.acc_any
+    node_alive = np.zeros(len(spans.node_byte), dtype=bool)
+    cross_nodes: list[np.ndarray] = []
+    cross_states: list[np.ndarray] = []
+    # the virtual root (empty prefix, state ``start``) has the depth-1 nodes as children
+    children = np.arange(spans.n_roots, dtype=np.int64)
+    parent_st = np.full(len(children), start, dtype=np.int64)
+    while len(children):
+        st = flat.take(parent_st * 256 + spans.node_byte.take(children))
+        alive = st >= 0
+        dead = ~alive
         if dead.any():
-            ends = dead & acc_any[st]
+            ends = dead & acc[parent_st]
             if ends.any():
-                c_tok.append(tok[ends])
-                c_off.append(off[ends])
-                c_st.append(st[ends])
-            keep = ~dead
-            tok, off, nxt, tok_len = tok[keep], off[keep], nxt[keep], tok_len[keep]
-        st = nxt
-        off = off + 1
-    ok = np.concatenate(ok_parts) if ok_parts else np.zeros(0, np.int32)
-    groups: list[tuple[int, np.ndarray, np.ndarray]] = []
-    if c_tok:
-        ct, co, cs = np.concatenate(c_tok), np.concatenate(c_off), np.concatenate(c_st)
-        order = np.argsort(cs, kind="stable")
-        ct, co, cs = ct[order], co[order], cs[order]
-        bounds = np.flatnonzero(np.diff(cs)) + 1
-        for t, o, s in zip(np.split(ct, bounds), np.split(co, bounds), np.split(cs, bounds)):
-            groups.append((int(s[0]), t, o))
-    return WalkResult(ok, tuple(groups))
+                cross_nodes.append(children[ends])
+                cross_states.append(parent_st[ends])
+        nodes, st = children[alive], st[alive]
+        node_alive[nodes] = True
+        counts = spans.child_count.take(nodes)
+        total = int(counts.sum())
+        if not total:
+            break
+        run_end = np.cumsum(counts)
+        children = np.arange(total, dtype=np.int64)
+        children += np.repeat(spans.child_start.take(nodes) - (run_end - counts), counts)
+        parent_st = np.repeat(st, counts)
+    ok = spans.token_ids[node_alive[spans.token_node]].astype(np.int32)
+    groups = []
+    if cross_nodes:
+        nodes, states = np.concatenate(cross_nodes), np.concatenate(cross_states)
+        lo, hi = spans.lo[nodes], spans.hi[nodes]
+        counts = hi - lo
+        total = int(counts.sum())
+        run_end = np.cumsum(counts)
+        pos = np.arange(total, dtype=np.int64) + np.repeat(lo - (run_end - counts), counts)
+        toks = spans.token_ids[pos]
+        offs = np.repeat(spans.depth[nodes] - 1, counts)
+        pairs = (index.start[toks] + offs).astype(np.int32)
+        st = np.repeat(states, counts)
+        order = np.argsort(st, kind="stable")
+        st, pairs = st[order], pairs[order]
+        bounds = np.flatnonzero(np.diff(st)) + 1
+        for s_part, p_part in zip(np.split(st, bounds), np.split(pairs, bounds)):
+            groups.append((int(s_part[0]), p_part))
+    return ok, groups
 
 
 OK = -2     # suffix table: the remainder stays inside the lexeme to the token's end
