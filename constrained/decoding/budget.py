@@ -2,8 +2,9 @@
 
 A *plan* is a list of tokens that takes the matcher from its current state to a complete
 sentence. Plans come from a small breadth-first search over bytes (the shortest completion
-when it is near), else from a greedy depth-first search that tries closers first and backtracks
-(both deduplicate states by the matcher's exact state when it exposes one). The bytes are
+when it is near), else from a greedy depth-first search that tries closers first, backtracks
+and deepens its depth limit step by step (both deduplicate states by the matcher's exact state
+when it exposes one). The bytes are
 tokenized longest-match and checked token by token, so every plan is a real path. The loop keeps the invariant
 ``len(plan) + 1 <= remaining`` (the +1 is the end-of-sequence token): it follows the plan once
 the budget is that tight, and rejects sampled tokens whose own plan would no longer fit.
@@ -19,6 +20,9 @@ _PREFERRED = b'"}])\'0123456789,:abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU
 _LAST = b" \n\t\r"
 _BYTE_ORDER = tuple(dict.fromkeys(list(_PREFERRED) + [b for b in range(256) if b not in _LAST]
                                   + list(_LAST)))
+# the second order closes brackets and lines before opening a string (a string after a string
+# after ... is an endless branch in languages that concatenate strings)
+_CLOSERS_FIRST = tuple(dict.fromkeys(list(b"}])\n") + list(_BYTE_ORDER)))
 
 
 def state_key(matcher):
@@ -42,8 +46,11 @@ class CompletionPlanner:
         self.max_nodes = max_nodes
         self.max_bytes = max_bytes
 
-    def greedy_bytes(self, matcher) -> bytes | None:
-        """Bytes completing the sentence by a greedy depth-first search, or None."""
+    def greedy_bytes(self, matcher, max_bytes: int | None = None,
+                     order: tuple = _BYTE_ORDER) -> bytes | None:
+        """Bytes completing the sentence by a greedy depth-first search no deeper than
+        ``max_bytes`` (default: the planner's) trying bytes in ``order``, or None."""
+        limit = self.max_bytes if max_bytes is None else max_bytes
         if matcher.is_terminated() or matcher.is_accepting():
             return b""
         root = state_key(matcher)
@@ -52,14 +59,14 @@ class CompletionPlanner:
         next_index = [0]          # per depth: the next byte of _BYTE_ORDER to try
         size = 0
         nodes = 0
-        n_order = len(_BYTE_ORDER)
+        n_order = len(order)
         try:
             while nodes < self.max_nodes:
                 if chunks and matcher.is_accepting():
                     return b"".join(chunks)
                 i = next_index[-1]
                 taken = None
-                if size < self.max_bytes:
+                if size < limit:
                     if i == 0:
                         forced = matcher.forced_bytes()
                         if forced:
@@ -67,7 +74,7 @@ class CompletionPlanner:
                             if matcher.accept_bytes(forced):
                                 taken = forced
                     while taken is None and i < n_order:
-                        b = _BYTE_ORDER[i]
+                        b = order[i]
                         i += 1
                         if matcher.accept_bytes(bytes((b,))):
                             key = state_key(matcher)
@@ -150,8 +157,12 @@ class CompletionPlanner:
     def plan(self, matcher) -> list[int] | None:
         """Tokens from the current state to a complete sentence, or None when none was found."""
         data = self.shortest_bytes(matcher)
-        if data is None:
-            data = self.greedy_bytes(matcher)
+        # depth-first, deepening: a closer-first search can run down an endless branch (a
+        # string after a string after ...) while a short completion waits elsewhere
+        for limit in (8, 32, 128, self.max_bytes):
+            for order in (_BYTE_ORDER, _CLOSERS_FIRST):
+                if data is None:
+                    data = self.greedy_bytes(matcher, min(limit, self.max_bytes), order)
         if data is None:
             return None
         if not data:

@@ -8,6 +8,8 @@ import pytest
 
 from constrained.bitmask import allowed_token_ids, is_allowed
 from constrained.cfg import compile_cfg
+from constrained.decoding.budget import CompletionPlanner
+from constrained.decoding.byte_tokens import ByteTokenizer
 from constrained.grammar import Grammar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,55 +88,50 @@ def test_samples_random_resplits(name, compiled, token_ids):
             assert _walk_tokens(cg, ids) == len(ids), (doc, ids)
 
 
-_CLOSERS = b'"}])0;\n */\'{(x'
+SHIPPED = sorted(p.name for p in (ROOT / "grammars").iterdir()
+                 if p.suffix in (".lark", ".gbnf"))
+UNIFORM_STEPS = 2000   # per grammar: uniform choices among allowed tokens, over several walks
 
 
-def _shortest_completion(cg, state) -> bytes | None:
-    """Shortest text over a few closing bytes that completes the sentence (breadth first)."""
-    rt = cg.runtime
-    seen = {(state[0].id, state[1])}
-    frontier = [(state, b"")]
-    while frontier and len(seen) < 50_000:
-        nxt = []
-        for st, path in frontier:
-            if rt.is_accepting(st):
-                return path
-            for b in _CLOSERS:
-                s2 = rt.step(st, bytes((b,)))
-                if s2 is not None and (s2[0].id, s2[1]) not in seen:
-                    seen.add((s2[0].id, s2[1]))
-                    nxt.append((s2, path + bytes((b,))))
-        frontier = nxt
-    return None
-
-
-@pytest.mark.parametrize("name", ["json.lark", "arithmetic.lark", "c_subset.lark"])
-def test_random_walks_end_in_lark_sentences(name, compiled, token_ids):
-    cg = compiled[name]
+@pytest.mark.parametrize("name", SHIPPED)
+def test_random_walks_end_in_lark_sentences(name, llama3_vocab, token_ids):
+    import gbnf_reference
+    cg = compile_cfg(Grammar.from_file(str(ROOT / "grammars" / name)), llama3_vocab)
     vocab = cg.vocab
     eos = min(vocab.eos_token_ids)
     source = (ROOT / "grammars" / name).read_text()
     rng = random.Random(5)
     words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
-    for walk in range(3):
+    planner = CompletionPlanner(ByteTokenizer.of(vocab))
+    uniform = 0
+    while uniform < UNIFORM_STEPS:
         m = cg.matcher()
         out = b""
-        for step in range(400):
+        length = rng.choice([5, 20, 60, 150])
+        for step in range(length + 400):
             m.fill_next_token_bitmask(words)
             allowed = allowed_token_ids(words, vocab.size)
             assert len(allowed)
-            if step >= 25:   # steer toward an end: EOS, else the shortest closing text
+            if step < length:
+                uniform += 1
+            if step >= length:   # steer to an end: the decode loop's completion planner
                 if eos in allowed:
                     break
-                path = _shortest_completion(cg, m._stack[-1])
-                assert path is not None, out
-                tid = token_ids[path[:1]]
-            else:
-                tid = int(rng.choice(allowed))
-            if tid == eos:
+                plan = planner.plan(m)
+                assert plan is not None, out
+                for tid in plan:
+                    assert m.accept_token(tid)
+                    out += vocab.token_bytes[tid]
+                break
+            tid = int(rng.choice(allowed))
+            if tid in vocab.eos_token_ids:
                 break
             assert m.accept_token(tid)
             out += vocab.token_bytes[tid]
         assert m.accept_token(eos), out
+        assert m.is_terminated()
         text = out.decode("utf-8")
-        assert lark_reference.lark_accepts(source, text), text
+        if name.endswith(".lark"):
+            assert lark_reference.lark_accepts(source, text), text
+        else:
+            assert gbnf_reference.recognizes(source, text), text
