@@ -185,6 +185,18 @@ def trie_spans(vocab: Vocabulary, disk_cache: bool = True) -> TrieSpans:
     return spans
 
 
+def trie_children(child_start: np.ndarray, child_count: np.ndarray,
+                  nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All children of ``nodes`` (contiguous runs, one per parent, in order) and the number of
+    children of each node."""
+    counts = child_count.take(nodes)
+    total = int(counts.sum())
+    run_end = np.cumsum(counts)
+    children = np.arange(total, dtype=np.int64)
+    children += np.repeat(child_start.take(nodes) - (run_end - counts), counts)
+    return children, counts
+
+
 def _walk(trie: _Trie, trans: np.ndarray, state: int) -> np.ndarray:
     flat = trans.reshape(-1)
     byte = trie.byte64
@@ -194,14 +206,9 @@ def _walk(trie: _Trie, trans: np.ndarray, state: int) -> np.ndarray:
     st = st.take(nodes)
     while len(nodes):
         node_state[nodes] = st
-        counts = trie.child_count.take(nodes)
-        total = int(counts.sum())
-        if not total:
+        children, counts = trie_children(trie.child_start, trie.child_count, nodes)
+        if not len(children):
             break
-        # indices of all children of the alive nodes: contiguous runs, one per parent
-        run_end = np.cumsum(counts)
-        children = np.arange(total, dtype=np.int64)
-        children += np.repeat(trie.child_start.take(nodes) - (run_end - counts), counts)
         st = flat.take(np.repeat(st.astype(np.int64) * 256, counts) + byte.take(children))
         keep = np.nonzero(st >= 0)[0]
         nodes, st = children.take(keep), st.take(keep)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata.token_walk import TrieSpans
+from ..automata.token_walk import TrieSpans, trie_children
 from ..vocabulary import Vocabulary
 from .lexer import Lexer
 
@@ -93,13 +93,7 @@ def walk_lexer_trie(lexer: Lexer, spans: TrieSpans, index: VocabIndex, start: in
                 cross_states.append(parent_st[ends])
         nodes, st = children[alive], st[alive]
         node_alive[nodes] = True
-        counts = spans.child_count.take(nodes)
-        total = int(counts.sum())
-        if not total:
-            break
-        run_end = np.cumsum(counts)
-        children = np.arange(total, dtype=np.int64)
-        children += np.repeat(spans.child_start.take(nodes) - (run_end - counts), counts)
+        children, counts = trie_children(spans.child_start, spans.child_count, nodes)
         parent_st = np.repeat(st, counts)
     ok = spans.token_ids[node_alive[spans.token_node]].astype(np.int32)
     groups = []

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constrained import ConstrainedError, Grammar, Vocabulary, compile_grammar
+from matcher_fuzz import check_token_sequence
 
 TOKENS = [b"a", b"b", b"ab", b"x", b"1", b"12", b" ", b"\n", b'"', b"{", b"}", b"[", b"]", b",",
           b":", b'{"', b'":', b"},{", b"true", b"null", b"-", b".", b"e", b"\xc3", b"\xa9",
@@ -75,38 +76,18 @@ def _grammar_text(fmt: str):
     return st.builds(render, st.lists(body, min_size=4, max_size=4), splice)
 
 
+_TEXTS = {("lark", "grammars"): _grammar_text("lark"), ("gbnf", "grammars"): _grammar_text("gbnf"),
+          ("lark", "pieces"): st.lists(st.sampled_from(LARK_PIECES), max_size=24).map(" ".join),
+          ("gbnf", "pieces"): st.lists(st.sampled_from(GBNF_PIECES), max_size=24).map(" ".join)}
+
+
+@pytest.mark.parametrize("fmt,kind", list(_TEXTS))
 @FUZZ
-@given(_grammar_text("lark"))
-def test_random_lark_grammars(text):
+@given(data=st.data())
+def test_random_grammar_text(fmt, kind, data):
+    text = data.draw(_TEXTS[(fmt, kind)])
     try:
-        _exercise(Grammar.from_lark(text))
-    except ConstrainedError:
-        pass
-
-
-@FUZZ
-@given(_grammar_text("gbnf"))
-def test_random_gbnf_grammars(text):
-    try:
-        _exercise(Grammar.from_gbnf(text))
-    except ConstrainedError:
-        pass
-
-
-@FUZZ
-@given(st.lists(st.sampled_from(LARK_PIECES), max_size=24).map(" ".join))
-def test_random_lark_text(text):
-    try:
-        _exercise(Grammar.from_lark(text))
-    except ConstrainedError:
-        pass
-
-
-@FUZZ
-@given(st.lists(st.sampled_from(GBNF_PIECES), max_size=24).map(" ".join))
-def test_random_gbnf_text(text):
-    try:
-        _exercise(Grammar.from_gbnf(text))
+        _exercise(Grammar.from_lark(text) if fmt == "lark" else Grammar.from_gbnf(text))
     except ConstrainedError:
         pass
 
@@ -179,31 +160,6 @@ def test_random_token_sequences_into_cfg_matchers(name):
     @given(st.lists(st.integers(min_value=-3, max_value=VOCAB.size + 3), max_size=25),
            st.randoms(use_true_random=False))
     def check(tokens, rnd):
-        m = cg.matcher()
-        mask = np.zeros((VOCAB.size + 31) // 32, dtype=np.int32)
-        accepted = []
-        for tok in tokens:
-            if m.is_terminated():
-                m.fill_next_token_bitmask(mask)
-                before = mask.copy()
-                assert not m.accept_token(tok)      # nothing after the end of sequence
-                m.fill_next_token_bitmask(mask)
-                assert np.array_equal(mask, before)
-                continue
-            m.fill_next_token_bitmask(mask)
-            allowed = 0 <= tok < VOCAB.size and bool((mask[tok >> 5] >> (tok & 31)) & 1)
-            before = mask.copy()
-            assert m.accept_token(tok) == allowed
-            if allowed:
-                accepted.append(tok)
-            else:  # a refused token leaves the state exactly as it was
-                m.fill_next_token_bitmask(mask)
-                assert np.array_equal(mask, before)
-            if accepted and rnd.random() < 0.2:
-                n = rnd.randint(1, len(accepted))
-                m.rollback(n)
-                del accepted[-n:]
-        with pytest.raises(ConstrainedError):
-            m.rollback(len(accepted) + 1)
+        check_token_sequence(cg.matcher(), VOCAB.size, tokens, rnd)
 
     check()

@@ -1,5 +1,4 @@
 """Pathological inputs: each compiles within its limits or raises a typed error, never hangs."""
-import json
 
 import numpy as np
 import pytest

@@ -1,12 +1,11 @@
 """Random regexes and random token sequences: only the engine's typed errors may escape."""
-import random
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from constrained import ConstrainedError, Grammar, Vocabulary, compile_grammar
+from matcher_fuzz import check_token_sequence
 
 ALPHABET = list("ab()[]{}|*+?.^$\\-,:=!<>0123456789dws\u00e9\u4e2d") + ["\\d", "\\w", "(?:"]
 TOKENS = [b"a", b"b", b"ab", b"ba", b"0", b"12", b"\xc3", b"\xa9", "中".encode(), b" ",
@@ -35,23 +34,4 @@ def test_random_regex_compiles_or_raises_typed_error(pattern):
        st.randoms(use_true_random=False))
 def test_random_token_sequences_never_corrupt_state(pattern, tokens, rnd):
     compiled = compile_grammar(Grammar.from_regex(pattern), VOCAB, cache=False)
-    m = compiled.matcher()
-    mask = np.zeros((len(VOCAB) + 31) // 32, dtype=np.int32)
-    accepted = []
-    for tok in tokens:
-        m.fill_next_token_bitmask(mask)
-        allowed = 0 <= tok < len(VOCAB) and bool((mask[tok // 32] >> (tok % 32)) & 1)
-        before = mask.copy()
-        ok = m.accept_token(tok)
-        assert ok == allowed
-        if ok:
-            accepted.append(tok)
-        else:  # a refused token leaves the state exactly as it was
-            m.fill_next_token_bitmask(mask)
-            assert np.array_equal(mask, before)
-        if accepted and rnd.random() < 0.2:
-            n = rnd.randint(1, len(accepted))
-            m.rollback(n)
-            del accepted[-n:]
-    with pytest.raises(ConstrainedError):
-        m.rollback(len(accepted) + 1)
+    check_token_sequence(compiled.matcher(), len(VOCAB), tokens, rnd)
