@@ -80,7 +80,7 @@ class Column:
     """
 
     __slots__ = ("id", "parser", "dynamic", "by_next", "static", "expected", "candidates",
-                 "complete", "_advance", "__weakref__")
+                 "complete", "_advance", "_core", "__weakref__")
 
     def __init__(self, parser: "EarleyParser", kernel: Iterable[Item], cid: int,
                  roots: frozenset = frozenset()) -> None:
@@ -129,6 +129,14 @@ class Column:
         self.complete = self.static.complete or \
             (0, 1, getattr(parser, "initial", None)) in items
         self._advance: dict[frozenset, Column | None] = {}
+        self._core: frozenset | None = None
+
+    def core(self) -> frozenset:
+        """The column's items without their origins: equal for columns that differ only in
+        what lies below them (a search key that merges nesting depths)."""
+        if self._core is None:
+            self._core = frozenset((a, d) for a, d, _ in self.dynamic)
+        return self._core
 
     def expecting(self, sym: int) -> tuple:
         """Items of this column whose next symbol is ``sym``."""

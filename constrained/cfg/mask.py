@@ -71,7 +71,6 @@ class MaskEngine:
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
         self._suffix = LRUCache(suffix_tables)           # candidates -> SuffixTable
         self._flat = self.index.flat.tobytes()
-        self._spans = trie_spans(vocab, disk_cache)
         self._node_ids: dict[tuple, int] = {}
         self._next_node = itertools.count(1)
 
@@ -136,7 +135,8 @@ class MaskEngine:
                 ok, groups = root_walk(lex, self.runtime.grammar.dfas, self.index,
                                        self.vocab_hash, q, self.disk)
             else:
-                ok, crossing = walk_lexer_trie(lex, self._spans, self.index, q)
+                spans = trie_spans(self.vocab, self.disk)  # built once per vocabulary
+                ok, crossing = walk_lexer_trie(lex, spans, self.index, q)
                 by_terms: dict[frozenset, list] = {}
                 for qk, pairs in crossing:
                     by_terms.setdefault(lex.accepting_terms[qk], []).append(pairs)

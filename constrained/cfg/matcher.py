@@ -92,6 +92,13 @@ class CFGMatcher(GrammarMatcher):
     def is_terminated(self) -> bool:
         return self._stack[-1] is _TERMINATED
 
+    def search_key(self):
+        """A coarse key of the state for completion searches: the parser column's items
+        without origins and the lexer state (states that differ only below the current
+        nesting share it)."""
+        state = self._stack[-1]
+        return None if state is _TERMINATED else (state[0].core(), state[1])
+
     def reset(self) -> None:
         self._stack = [self._runtime.initial]
 

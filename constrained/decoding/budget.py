@@ -25,6 +25,15 @@ _BYTE_ORDER = tuple(dict.fromkeys(list(_PREFERRED) + [b for b in range(256) if b
 _CLOSERS_FIRST = tuple(dict.fromkeys(list(b"}])\n") + list(_BYTE_ORDER)))
 
 
+def search_key(matcher):
+    """The key completion searches deduplicate by: the matcher's coarse ``search_key`` when
+    it has one (a path found is always replayed on the real matcher), else ``state_key``."""
+    key = getattr(matcher, "search_key", None)
+    if callable(key):
+        return key()
+    return state_key(matcher)
+
+
 def state_key(matcher):
     """A hashable key equal for equal matcher states, or None when the matcher has none."""
     key = getattr(matcher, "state_key", None)
@@ -47,13 +56,15 @@ class CompletionPlanner:
         self.max_bytes = max_bytes
 
     def greedy_bytes(self, matcher, max_bytes: int | None = None,
-                     order: tuple = _BYTE_ORDER) -> bytes | None:
+                     order: tuple = _BYTE_ORDER, key=None) -> bytes | None:
         """Bytes completing the sentence by a greedy depth-first search no deeper than
-        ``max_bytes`` (default: the planner's) trying bytes in ``order``, or None."""
+        ``max_bytes`` (default: the planner's) trying bytes in ``order`` and deduplicating
+        states by ``key`` (default ``state_key``), or None."""
+        key_of = state_key if key is None else key
         limit = self.max_bytes if max_bytes is None else max_bytes
         if matcher.is_terminated() or matcher.is_accepting():
             return b""
-        root = state_key(matcher)
+        root = key_of(matcher)
         seen = {root} if root is not None else set()
         chunks: list[bytes] = []
         next_index = [0]          # per depth: the next byte of _BYTE_ORDER to try
@@ -77,7 +88,7 @@ class CompletionPlanner:
                         b = order[i]
                         i += 1
                         if matcher.accept_bytes(bytes((b,))):
-                            key = state_key(matcher)
+                            key = key_of(matcher)
                             if key is not None:
                                 if key in seen:
                                     matcher.rollback(1)
@@ -159,10 +170,14 @@ class CompletionPlanner:
         data = self.shortest_bytes(matcher)
         # depth-first, deepening: a closer-first search can run down an endless branch (a
         # string after a string after ...) while a short completion waits elsewhere
-        for limit in (8, 32, 128, self.max_bytes):
-            for order in (_BYTE_ORDER, _CLOSERS_FIRST):
-                if data is None:
-                    data = self.greedy_bytes(matcher, min(limit, self.max_bytes), order)
+        # then states merged by their coarse search key (an endless chain of optional members
+        # collapses), and by their exact key when that finds nothing
+        for key in (search_key, state_key):
+            for limit in (8, 32, 128, self.max_bytes):
+                for order in (_BYTE_ORDER, _CLOSERS_FIRST):
+                    if data is None:
+                        data = self.greedy_bytes(matcher, min(limit, self.max_bytes), order,
+                                                 key)
         if data is None:
             return None
         if not data:
