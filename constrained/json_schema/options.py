@@ -43,7 +43,7 @@ class SchemaOptions:
     separators: tuple[str, str] | None = None
     strict_properties: bool = False
     lenient: bool = False
-    max_string_length: int = 256
+    max_string_length: int = 64
     max_repeat: int = 2000
     max_rules: int = 200_000
     max_schema_depth: int = 1024
