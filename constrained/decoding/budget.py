@@ -168,10 +168,12 @@ class CompletionPlanner:
     def plan(self, matcher) -> list[int] | None:
         """Tokens from the current state to a complete sentence, or None when none was found."""
         data = self.shortest_bytes(matcher)
-        # depth-first, deepening: a closer-first search can run down an endless branch (a
-        # string after a string after ...) while a short completion waits elsewhere
-        # then states merged by their coarse search key (an endless chain of optional members
-        # collapses), and by their exact key when that finds nothing
+        if data is None:   # the usual case: closers first, full depth, exact states
+            data = self.greedy_bytes(matcher)
+        # fallbacks, when that search runs down an endless branch (a string after a string,
+        # an optional member after another) while a short completion waits elsewhere: states
+        # merged by their coarse search key with a deepening limit and both byte orders, then
+        # exact keys
         for key in (search_key, state_key):
             for limit in (8, 32, 128, self.max_bytes):
                 for order in (_BYTE_ORDER, _CLOSERS_FIRST):
