@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import signal
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,15 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DATA = ROOT / ".." / "shared" / "data"
 
+from bench.time_limit import TimeLimitExceeded, time_limit  # noqa: E402
 from constrained import ConstrainedError, Grammar, Vocabulary, compile_grammar  # noqa: E402
-
-
-class _Hang(Exception):
-    pass
-
-
-def _alarm(_signum, _frame):
-    raise _Hang()
 
 
 @dataclass
@@ -68,28 +60,22 @@ def run(vocab: Vocabulary, items, timeout: float = 30.0) -> CrashFreeReport:
     """Convert, compile and take the first mask of each schema; count the outcomes."""
     report = CrashFreeReport()
     bitmask = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
-    old = signal.signal(signal.SIGALRM, _alarm)
-    try:
-        for source, name, schema in items:
-            counts = report.counts.setdefault(source, Counter())
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-            try:
+    for source, name, schema in items:
+        counts = report.counts.setdefault(source, Counter())
+        try:
+            with time_limit(timeout):
                 compiled = compile_grammar(Grammar.from_json_schema(schema), vocab)
                 compiled.matcher().fill_next_token_bitmask(bitmask)
-                outcome = "compiled"
-            except _Hang:
-                outcome, detail = "hang", f"no answer in {timeout} s"
-            except ConstrainedError:
-                outcome = "refused"
-            except Exception as e:  # noqa: BLE001 - exactly what this run looks for
-                outcome, detail = "crash", f"{type(e).__name__}: {e}"[:300]
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            counts[outcome] += 1
-            if outcome in ("crash", "hang"):
-                report.failures.append((source, name, detail))
-    finally:
-        signal.signal(signal.SIGALRM, old)
+            outcome = "compiled"
+        except TimeLimitExceeded:
+            outcome, detail = "hang", f"no answer in {timeout} s"
+        except ConstrainedError:
+            outcome = "refused"
+        except Exception as e:  # noqa: BLE001 - exactly what this run looks for
+            outcome, detail = "crash", f"{type(e).__name__}: {e}"[:300]
+        counts[outcome] += 1
+        if outcome in ("crash", "hang"):
+            report.failures.append((source, name, detail))
     report.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return report
 

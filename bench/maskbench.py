@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import sys
 import time
@@ -34,15 +33,13 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 from bench.peers import ENGINES  # noqa: E402
 from bench.vocabularies import load_vocabulary  # noqa: E402
+from bench.time_limit import TimeLimitExceeded, time_limit  # noqa: E402
 from constrained.errors import ConstrainedError  # noqa: E402
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(_signum, _frame):
-    raise _Timeout()
+def failure_kind(e: Exception) -> str:
+    """"typed" for this engine's own errors, "untyped" for anything else (a crash)."""
+    return "typed" if isinstance(e, ConstrainedError) else "untyped"
 
 
 def _allowed(bitmask: np.ndarray, token: int) -> bool:
@@ -53,50 +50,52 @@ def run_schema(engine, bv, doc: dict, timeout: float) -> dict:
     """Compile one schema and feed its instances token by token; returns status and times."""
     out = {"mask_us": [], "compile_ms": None, "status": "passing", "detail": "", "failure": ""}
     bitmask = np.zeros((bv.vocab.size + 31) // 32, dtype=np.int32)
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        t0 = time.perf_counter()
-        try:
-            compiled = engine.compile("json_schema", doc["schema"])
-        except _Timeout:
-            raise
-        except Exception as e:  # noqa: BLE001 - any refusal is a compile error
-            out.update(status="compile error", detail=f"{type(e).__name__}: {e}"[:300],
-                       failure="typed" if isinstance(e, ConstrainedError) else "untyped")
-            return out
-        out["compile_ms"] = (time.perf_counter() - t0) * 1000
-        for test in doc["tests"]:
-            tokens = bv.encode(json.dumps(test["data"]))
-            m = engine.matcher(compiled)
-            ok = True
-            for tok in tokens:
-                t = time.perf_counter()
-                try:
-                    engine.fill(m, bitmask)
-                except _Timeout:
-                    raise
-                except Exception as e:  # noqa: BLE001 - recorded: a crash unless typed
-                    out["failure"] = "typed" if isinstance(e, ConstrainedError) else "untyped"
-                    out["detail"] = f"mask: {type(e).__name__}: {e}"[:300]
-                    ok = False
-                    break
-                out["mask_us"].append((time.perf_counter() - t) * 1e6)
-                if not _allowed(bitmask, tok) or not engine.accept(m, tok):
-                    ok = False
-                    break
-            accepted = ok and engine.is_accepting(m)
-            if test["valid"] and not accepted:
-                if out["status"] == "passing":
-                    out.update(status="validation error",
-                               detail=json.dumps(test["data"])[:200])
-            elif not test["valid"] and accepted:
-                out.update(status="invalidation error", detail=json.dumps(test["data"])[:200])
-    except _Timeout:
+        with time_limit(timeout):
+            _run(engine, bv, doc, out, bitmask)
+    except TimeLimitExceeded:
         out.update(status="compile error", detail=f"timeout after {timeout}s", failure="timeout")
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
     return out
+
+
+def _run(engine, bv, doc: dict, out: dict, bitmask: np.ndarray) -> None:
+    """Compile, then feed every instance, recording into ``out``."""
+    t0 = time.perf_counter()
+    try:
+        compiled = engine.compile("json_schema", doc["schema"])
+    except TimeLimitExceeded:
+        raise
+    except Exception as e:  # noqa: BLE001 - any refusal is a compile error
+        out.update(status="compile error", detail=f"{type(e).__name__}: {e}"[:300],
+                   failure=failure_kind(e))
+        return
+    out["compile_ms"] = (time.perf_counter() - t0) * 1000
+    for test in doc["tests"]:
+        tokens = bv.encode(json.dumps(test["data"]))
+        m = engine.matcher(compiled)
+        ok = True
+        for tok in tokens:
+            t = time.perf_counter()
+            try:
+                engine.fill(m, bitmask)
+            except TimeLimitExceeded:
+                raise
+            except Exception as e:  # noqa: BLE001 - recorded: a crash unless typed
+                out["failure"] = failure_kind(e)
+                out["detail"] = f"mask: {type(e).__name__}: {e}"[:300]
+                ok = False
+                break
+            out["mask_us"].append((time.perf_counter() - t) * 1e6)
+            if not _allowed(bitmask, tok) or not engine.accept(m, tok):
+                ok = False
+                break
+        accepted = ok and engine.is_accepting(m)
+        if test["valid"] and not accepted:
+            if out["status"] == "passing":
+                out.update(status="validation error",
+                           detail=json.dumps(test["data"])[:200])
+        elif not test["valid"] and accepted:
+            out.update(status="invalidation error", detail=json.dumps(test["data"])[:200])
 
 
 def _pct(values: list[float], q: float) -> float:

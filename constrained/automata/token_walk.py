@@ -185,16 +185,20 @@ def trie_spans(vocab: Vocabulary, disk_cache: bool = True) -> TrieSpans:
     return spans
 
 
+def concat_ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` without a loop."""
+    run_end = np.cumsum(counts)
+    out = np.arange(int(run_end[-1]) if len(run_end) else 0, dtype=np.int64)
+    out += np.repeat(starts - (run_end - counts), counts)
+    return out
+
+
 def trie_children(child_start: np.ndarray, child_count: np.ndarray,
                   nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All children of ``nodes`` (contiguous runs, one per parent, in order) and the number of
     children of each node."""
     counts = child_count.take(nodes)
-    total = int(counts.sum())
-    run_end = np.cumsum(counts)
-    children = np.arange(total, dtype=np.int64)
-    children += np.repeat(child_start.take(nodes) - (run_end - counts), counts)
-    return children, counts
+    return concat_ranges(child_start.take(nodes), counts), counts
 
 
 def _walk(trie: _Trie, trans: np.ndarray, state: int) -> np.ndarray:

@@ -52,7 +52,7 @@ class Lexer:
                 fs = sets[key] = frozenset(order[c] for c in np.nonzero(acc_bits[r])[0].tolist())
             acc.append(fs)
         self.accepting_terms: list[frozenset[int]] = acc
-        self.acc_any = np.array([bool(a) for a in acc], dtype=bool)
+        self.acc_any = acc_bits.any(axis=1)
         # states with the same accepted terminal set end a lexeme alike: one class each
         classes: dict[frozenset, int] = {}
         self.acc_class = np.array([classes.setdefault(a, len(classes)) for a in acc],

@@ -81,7 +81,7 @@ class CFGMatcher(GrammarMatcher):
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > len(self._stack) - 1:
             raise MatcherError(f"cannot roll back {n_tokens} steps; "
-                             f"{len(self._stack) - 1} were accepted")
+                               f"{len(self._stack) - 1} were accepted")
         if n_tokens:
             del self._stack[-n_tokens:]
 

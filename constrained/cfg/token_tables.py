@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata.token_walk import TrieSpans, trie_children
+from ..automata.token_walk import TrieSpans, concat_ranges, trie_children
 from ..vocabulary import Vocabulary
 from .lexer import Lexer
 
@@ -99,12 +99,8 @@ def walk_lexer_trie(lexer: Lexer, spans: TrieSpans, index: VocabIndex, start: in
     groups = []
     if cross_nodes:
         nodes, states = np.concatenate(cross_nodes), np.concatenate(cross_states)
-        lo, hi = spans.lo[nodes], spans.hi[nodes]
-        counts = hi - lo
-        total = int(counts.sum())
-        run_end = np.cumsum(counts)
-        pos = np.arange(total, dtype=np.int64) + np.repeat(lo - (run_end - counts), counts)
-        toks = spans.token_ids[pos]
+        counts = spans.hi[nodes] - spans.lo[nodes]
+        toks = spans.token_ids[concat_ranges(spans.lo[nodes], counts)]
         offs = np.repeat(spans.depth[nodes] - 1, counts)
         pairs = (index.start[toks] + offs).astype(np.int32)
         st = np.repeat(states, counts)

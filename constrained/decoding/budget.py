@@ -2,10 +2,11 @@
 
 A *plan* is a list of tokens that takes the matcher from its current state to a complete
 sentence. Plans come from a small breadth-first search over bytes (the shortest completion
-when it is near), else from a greedy depth-first search that tries closers first, backtracks
-and deepens its depth limit step by step (both deduplicate states by the matcher's exact state
-when it exposes one). The bytes are
-tokenized longest-match and checked token by token, so every plan is a real path. The loop keeps the invariant
+when it is near), else from a greedy depth-first search that tries closers first and backtracks
+(both deduplicate states by the matcher's exact state when it exposes one); when that fails,
+from depth-first searches with a deepening limit, two byte orders and coarser state keys. The
+bytes are tokenized longest-match and checked token by token, so every plan is a real path.
+The loop keeps the invariant
 ``len(plan) + 1 <= remaining`` (the +1 is the end-of-sequence token): it follows the plan once
 the budget is that tight, and rejects sampled tokens whose own plan would no longer fit.
 """
@@ -177,7 +178,8 @@ class CompletionPlanner:
         for key in (search_key, state_key):
             for limit in (8, 32, 128, self.max_bytes):
                 for order in (_BYTE_ORDER, _CLOSERS_FIRST):
-                    if data is None:
+                    tried = (key, limit, order) == (state_key, self.max_bytes, _BYTE_ORDER)
+                    if data is None and not tried:
                         data = self.greedy_bytes(matcher, min(limit, self.max_bytes), order,
                                                  key)
         if data is None:

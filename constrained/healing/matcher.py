@@ -6,14 +6,13 @@ sees only text past the original prompt, so "these bytes, then the grammar" is o
 """
 from __future__ import annotations
 
-from ..errors import MatcherError
-
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..bitmask import as_numpy, pack_bool
 from ..compiler import GrammarMatcher
+from ..errors import MatcherError
 from ..vocabulary import Vocabulary
 from .prefix import PrefixIndex, ids_to_bool
 
@@ -168,7 +167,8 @@ class HealingMatcher(GrammarMatcher):
 
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > len(self._steps):
-            raise MatcherError(f"cannot roll back {n_tokens} steps; {len(self._steps)} were accepted")
+            raise MatcherError(f"cannot roll back {n_tokens} steps; "
+                               f"{len(self._steps)} were accepted")
         inner = 0
         for _ in range(n_tokens):
             step = self._steps.pop()

@@ -100,7 +100,8 @@ class InfillMatcher(GrammarMatcher):
 
     def rollback(self, n_tokens: int = 1) -> None:
         if n_tokens < 0 or n_tokens > len(self._steps):
-            raise MatcherError(f"cannot roll back {n_tokens} steps; {len(self._steps)} were accepted")
+            raise MatcherError(f"cannot roll back {n_tokens} steps; "
+                               f"{len(self._steps)} were accepted")
         inner = 0
         for _ in range(n_tokens):
             if self._steps.pop() != _END:

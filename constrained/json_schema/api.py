@@ -8,6 +8,7 @@ from ..errors import GrammarError, LimitExceededError
 from ..grammar._grammar import Grammar
 from .converter import Converter
 from .options import SchemaOptions
+from .refs import pointer_escape
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,8 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
                                column=e.colno) from None
         except RecursionError:
             raise LimitExceededError("the schema text nests too deeply to read") from None
-        _check_size(schema, options)
-    else:
-        _check_size(schema, options)
+    _check_size(schema, options)   # before anything recurses into the document
+    if not isinstance(text, (str, bytes)):
         try:
             text = json.dumps(schema, sort_keys=False)
         except RecursionError:
@@ -73,13 +73,9 @@ def _check_size(schema, opts: SchemaOptions) -> None:
             if isinstance(enum, list) and len(enum) > opts.max_enum:
                 raise LimitExceededError(f"enum with {len(enum)} values, more than max_enum="
                                          f"{opts.max_enum} (at {ptr}/enum)")
-            stack.extend((v, f"{ptr}/{_escape(k)}", depth + 1) for k, v in node.items())
+            stack.extend((v, f"{ptr}/{pointer_escape(k)}", depth + 1) for k, v in node.items())
         elif isinstance(node, list):
             stack.extend((v, f"{ptr}/{i}", depth + 1) for i, v in enumerate(node))
-
-
-def _escape(key) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def pydantic_to_grammar(model, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:

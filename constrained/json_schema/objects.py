@@ -15,6 +15,7 @@ import interegular
 from . import patterns
 from .builder import Piece, Symbol
 from .keys import key_except, key_literal
+from .refs import pointer_escape
 from .strings import string_pattern
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     entries = []  # (name, value schema, schema pointer, required)
     for name in list(props) + [r for r in dict.fromkeys(required) if r not in props]:
         sub = props[name] if name in props else None
-        sptr = f"{ptr}/properties/{_esc(name)}" if name in props else f"{ptr}/required"
+        sptr = f"{ptr}/properties/{pointer_escape(name)}" if name in props else f"{ptr}/required"
         extra = [pprops[p] for p, rx in compiled if rx.search(name)]
         if sub is None:
             sub = True if extra else additional
@@ -154,12 +155,14 @@ def _any_order(cv: "Converter", kvs: list, required: list[bool], x_sym: str | No
             for i in range(n):
                 if not used >> i & 1 and rest.get(used | 1 << i):
                     alts.append(sep + kvs[i] + (rest[used | 1 << i],))
-        if x_sym:
-            alts.append(sep + (x_sym, "__self__"))
         if used & must == must and bin(used).count("1") >= n_min:
             alts.append(())
-        rest[used] = _self_ref(b, b.rule(alts, "rest")) if alts and (alts != [sep + (
-            x_sym, "__self__")]) else None
+        if not alts:      # no way to end from here: extra members alone cannot help
+            rest[used] = None
+            continue
+        if x_sym:
+            alts.append(sep + (x_sym, "__self__"))
+        rest[used] = _self_ref(b, b.rule(alts, "rest"))
     first = [kvs[i] + (rest[1 << i],) for i in range(n) if rest.get(1 << i) and room(0)]
     if x_sym and rest.get(0):
         first.append((x_sym, rest[0]))
@@ -185,7 +188,7 @@ def _compile_patterns(cv: "Converter", pprops: dict, ptr: str):
         try:
             out.append((p, re.compile(p)))
         except re.error as e:
-            cv.refuse(f"{ptr}/patternProperties/{_esc(p)}", "patternProperties",
+            cv.refuse(f"{ptr}/patternProperties/{pointer_escape(p)}", "patternProperties",
                       f"invalid pattern {p!r}: {e}")
     return out
 
@@ -197,7 +200,7 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
     if pprops:
         ok = []
         for p, rx in compiled:
-            pptr = f"{ptr}/patternProperties/{_esc(p)}"
+            pptr = f"{ptr}/patternProperties/{pointer_escape(p)}"
             if any(rx.search(name) for name in declared):
                 cv.refuse(pptr, "patternProperties",
                           "a patternProperties pattern also matches a declared property")
@@ -262,7 +265,3 @@ def _overlap(p: str, q: str) -> bool:
 def _search_form(p: str) -> str:
     head = p[1:] if p.startswith("^") else ".*" + p
     return head[:-1] if head.endswith("$") and not head.endswith("\\$") else head + ".*"
-
-
-def _esc(name: str) -> str:
-    return str(name).replace("~", "~0").replace("/", "~1")

@@ -60,7 +60,7 @@ class SchemaIndex:
         for k in _SCHEMA_MAPS:
             if isinstance(s.get(k), dict):
                 for name, sub in s[k].items():
-                    self._walk(sub, base, f"{ptr}/{k}/{_esc(name)}")
+                    self._walk(sub, base, f"{ptr}/{k}/{pointer_escape(name)}")
         for k in _SCHEMA_LISTS + ("items",):
             if isinstance(s.get(k), list):
                 for i, sub in enumerate(s[k]):
@@ -92,9 +92,10 @@ class SchemaIndex:
             else:
                 raise UnsupportedSchemaError(f"$ref {uri!r} points nowhere",
                                              pointer=pointer + "/$ref")
-            tptr += "/" + _esc(part)
+            tptr += "/" + pointer_escape(part)
         return target, tptr
 
 
-def _esc(name: str) -> str:
+def pointer_escape(name) -> str:
+    """``name`` as one JSON-pointer segment (``~`` and ``/`` escaped)."""
     return str(name).replace("~", "~0").replace("/", "~1")
