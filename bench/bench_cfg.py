@@ -211,46 +211,8 @@ def run(engine_names: list[str]) -> None:
             n_tok = sum(map(len, cold_tokens)) + sum(map(len, warm_tokens))
             print(f"{wname:11} {engine.name:11} {kind:5} {compile_ms:10.1f} {n_tok:7d} | "
                   f"{_stats(cold)} | {_stats(warm)} | {'yes' if ok else 'NO'}", flush=True)
-    if any(e.name == "constrained" for e in engines):
-        _disk_rerun(bv, words)
     print("constrained compile ms = Lark/GBNF front-end + compile_grammar; front-end part: "
           + ", ".join(f"{k} {v:.1f}" for k, v in frontends.items()))
-
-
-def _disk_rerun(bv, words: int) -> None:
-    """This project again as a new process would see it: in-process caches empty, the disk
-    cache filled by the run above (per-terminal token walks)."""
-    import constrained.cfg.terminal_tables as tt
-    from constrained import Grammar, compile_grammar
-    for wname, sources, cold_docs, _ in workloads():
-        tt._TOKEN_WALKS.clear()
-        tt._PAIR_WALKS.clear()
-        t0 = time.perf_counter()
-        compiled = compile_grammar(Grammar.from_lark(sources["lark"]), bv.vocab)
-        compile_ms = (time.perf_counter() - t0) * 1e3
-        times: list[float] = []
-        bitmask = np.zeros(words, dtype=np.int32)
-        ok = True
-        for d in cold_docs:
-            ok &= _feed(_Self(), compiled, bv.encode(d.strip()), bitmask, times)
-        print(f"{wname:11} {'constrained':11} disk  {compile_ms:10.1f} {'':7} | "
-              f"{_stats(times)} | {'(cold, disk cache filled)':28} | {'yes' if ok else 'NO'}")
-
-
-class _Self:
-    """Minimal engine adapter for the disk rerun."""
-
-    def matcher(self, compiled):
-        return compiled.matcher()
-
-    def fill(self, m, bitmask):
-        m.fill_next_token_bitmask(bitmask)
-
-    def accept(self, m, tok):
-        return m.accept_token(tok)
-
-    def is_accepting(self, m):
-        return m.is_accepting()
 
 
 def main() -> None:

@@ -77,11 +77,18 @@ def token_ids_to_bitmask(token_ids: Iterable[int], vocab_size: int) -> np.ndarra
     return out
 
 
+_SCATTER = 256  # above this many ids, scatter into flags and pack (ufunc.at is slow)
+
+
 def set_bits(words: np.ndarray, token_ids: Iterable[int]) -> None:
     """Set the bits of ``token_ids`` in place."""
     ids = np.fromiter(token_ids, dtype=np.int64) if not isinstance(token_ids, np.ndarray) \
         else token_ids.astype(np.int64)
-    if len(ids):
+    if len(ids) > _SCATTER:
+        flags = np.zeros(len(words) * 32, dtype=bool)
+        flags[ids] = True
+        np.bitwise_or(words, np.packbits(flags, bitorder="little").view("<i4"), out=words)
+    elif len(ids):
         u = words.view(np.uint32)
         np.bitwise_or.at(u, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
 

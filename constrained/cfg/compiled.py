@@ -44,17 +44,15 @@ class CompiledCFG(CompiledGrammar):
 def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000,
                 max_lexer_states: int = 20_000, max_dfa_states: int | None = None,
                 mask_cache_size: int = 2048, table_cache_size: int = 65536,
-                few_remainders: int = 32, warm: bool = True, **options) -> CompiledCFG:
+                warm: bool = True, **options) -> CompiledCFG:
     """Compile a context-free ``grammar`` for ``vocab``.
 
     Options: ``max_rules`` (alternatives), ``max_lexer_states`` (states of one lexer, i.e. the
     union DFA of one candidate terminal set), ``max_dfa_states`` (per terminal; the regex option
     ``max_states`` is accepted as an alias) raise LimitExceededError when exceeded;
-    ``mask_cache_size`` and ``table_cache_size`` bound the memoized masks and walk tables;
-    groups of at most ``few_remainders`` token remainders are walked in Python instead of
-    with the per-candidate-set suffix tables (same result, a speed trade-off);
-    ``warm`` builds the first lexer at compile time; ``cache`` (default True) keeps per-terminal
-    token walks on disk (``$CONSTRAINED_CACHE_DIR``) for later processes. The regex option
+    ``mask_cache_size`` and ``table_cache_size`` bound the memoized masks and walk results;
+    ``warm`` builds the first lexer at compile time; ``cache`` (default True) keeps the
+    vocabulary's token trie on disk (``$CONSTRAINED_CACHE_DIR``) for later processes. The regex option
     ``precompute`` is accepted and ignored.
     """
     unknown = set(options) - _REGEX_OPTIONS
@@ -65,8 +63,7 @@ def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000
     prepared = prepare_grammar(grammar, max_rules=max_rules, max_dfa_states=max_dfa_states)
     runtime = Runtime(prepared, max_lexer_states=max_lexer_states)
     engine = MaskEngine(runtime, vocab, mask_cache_size=mask_cache_size,
-                        table_cache_size=table_cache_size, few=few_remainders,
-                        disk_cache=bool(options.get("cache", True)))
+                        table_cache_size=table_cache_size, disk_cache=bool(options.get("cache", True)))
     compiled = CompiledCFG(grammar, vocab, prepared, runtime, engine)
     if warm:
         runtime.lexer(runtime.parser.initial.candidates)

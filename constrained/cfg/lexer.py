@@ -13,6 +13,7 @@ import numpy as np
 
 from ..automata import ByteDFA
 from ..errors import LimitExceededError
+from ._product import product as _c_product
 
 
 class Lexer:
@@ -33,19 +34,19 @@ class Lexer:
         reps = first[order_cls]     # classes in the lexicographic order of their columns
         cls = rank[inv]
         k = len(comps)
-        states, ids = _product(comps, reps, max_states, lambda: self._names(order, dfas))
-        self.trans = np.ascontiguousarray(ids[:, cls].astype(np.int32))
+        ids, comp_states = _product(comps, reps, max_states, lambda: self._names(order, dfas))
+        self.trans = np.ascontiguousarray(ids[:, cls])
         self.trans.setflags(write=False)
-        self.rows: list[list[int]] = self.trans.tolist()
-        comp_states = np.asarray(states, dtype=np.int64).reshape(len(states), k)
-        acc_bits = np.zeros((len(states), k), dtype=bool)
+        self.rows = _Rows(self.trans)
+        n = len(ids)
+        acc_bits = np.zeros((n, k), dtype=bool)
         for c, d in enumerate(comps):
             col = comp_states[:, c]
             live = col >= 0
             acc_bits[live, c] = np.asarray(d.accepting, dtype=bool)[col[live]]
+        packed = np.packbits(acc_bits, axis=1) if k else np.zeros((n, 0), np.uint8)
         sets: dict[bytes, frozenset[int]] = {}
         acc = []
-        packed = np.packbits(acc_bits, axis=1) if k else np.zeros((len(states), 0), np.uint8)
         for r, key in enumerate(map(bytes, packed)):
             fs = sets.get(key)
             if fs is None:
@@ -53,6 +54,7 @@ class Lexer:
             acc.append(fs)
         self.accepting_terms: list[frozenset[int]] = acc
         self.acc_any = acc_bits.any(axis=1)
+        self.acc_u8 = self.acc_any.astype(np.uint8)     # for the C walks
         # states with the same accepted terminal set end a lexeme alike: one class each
         classes: dict[frozenset, int] = {}
         self.acc_class = np.array([classes.setdefault(a, len(classes)) for a in acc],
@@ -60,7 +62,7 @@ class Lexer:
         self.class_terms: list[frozenset[int]] = list(classes)
         self.acc_list: list[bool] = self.acc_any.tolist()
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
-        self.components: list[tuple] = states           # component states of each state
+        self.components = comp_states                   # int32[n, k]: component states
         self.initial = 0
 
     @property
@@ -72,53 +74,43 @@ class Lexer:
         return ", ".join(str(t) for t in order[:8]) + (" ..." if len(order) > 8 else "")
 
 
-_CHUNK = 1 << 22  # next-state entries computed at once (int32: 16 MB)
+class _Rows:
+    """``rows[q][b]``: the lexer's transitions as Python lists, converted a row at a time (byte
+    stepping in Python reads few rows; converting them all costs more than the walks)."""
+
+    __slots__ = ("_trans", "_rows")
+
+    def __init__(self, trans: np.ndarray) -> None:
+        self._trans = trans
+        self._rows: dict[int, list[int]] = {}
+
+    def __getitem__(self, q: int) -> list[int]:
+        row = self._rows.get(q)
+        if row is None:
+            row = self._rows[q] = self._trans[q].tolist()
+        return row
+
+    def __len__(self) -> int:
+        return len(self._trans)
 
 
 def _product(comps, reps: np.ndarray, max_states: int, names):
-    """Reachable product states (tuples of component states, BFS order from the initial
-    tuple) and their successor ids per byte class (-1: dead). A frontier of states is
-    expanded at once with numpy; only distinct successor tuples reach Python."""
+    """(successor ids int32[n, classes], component states int32[n, k]) of the reachable
+    product states, numbered in BFS order from the initial tuple (C: _product.c)."""
     k, r = len(comps), len(reps)
-    init = tuple(d.initial for d in comps)
-    index: dict[tuple, int] = {}
-    states: list[tuple] = [init]
-    id_rows: list[np.ndarray] = []
-    tables = [d.transitions[:, reps] for d in comps]   # (n_c, r) each
-    done = 0
-    while done < len(states):
-        stop = min(len(states), done + max(1, _CHUNK // max(1, k * r)))
-        frontier = np.asarray(states[done:stop], dtype=np.int64).reshape(stop - done, k)
-        f = len(frontier)
-        nxt = np.full((f, r, k), -1, dtype=np.int32)
-        for c in range(k):
-            col = frontier[:, c]
-            live = col >= 0
-            if live.any():
-                nxt[live, :, c] = tables[c][col[live]]
-        flat = nxt.reshape(f * r, k)
-        alive = (flat >= 0).any(axis=1) if k else np.zeros(f * r, dtype=bool)
-        ids = np.full(f * r, -1, dtype=np.int64)
-        where = np.nonzero(alive)[0]
-        if len(where):
-            uniq, first, inv = _unique_rows(flat[where])
-            uid = np.empty(len(uniq), dtype=np.int64)
-            for u in np.argsort(first, kind="stable").tolist():   # first-seen order
-                key = tuple(uniq[u].tolist())
-                sid = index.get(key)
-                if sid is None:
-                    sid = len(states)
-                    if sid >= max_states:
-                        raise LimitExceededError(
-                            f"the lexer for terminals {names()} needs more than "
-                            f"max_lexer_states={max_states} states")
-                    index[key] = sid
-                    states.append(key)
-                uid[u] = sid
-            ids[where] = uid[inv.reshape(-1)]
-        id_rows.append(ids.reshape(f, r))
-        done = stop
-    return states, np.concatenate(id_rows, axis=0) if id_rows else np.zeros((0, r), np.int64)
+    tables = [np.ascontiguousarray(d.transitions[:, reps], dtype=np.int32) for d in comps]
+    sizes = np.array([len(t) for t in tables], dtype=np.int32)
+    offsets = np.zeros(k, dtype=np.int64)
+    if k > 1:
+        offsets[1:] = np.cumsum(sizes.astype(np.int64) * r)[:-1]
+    flat = np.concatenate([t.reshape(-1) for t in tables]) if k else np.zeros(1, np.int32)
+    init = np.array([d.initial for d in comps], dtype=np.int32)
+    n, ids, comp = _c_product(flat, offsets, sizes, init, max(r, 1), max_states)
+    if n < 0:
+        raise LimitExceededError(f"the lexer for terminals {names()} needs more than "
+                                 f"max_lexer_states={max_states} states")
+    return (np.frombuffer(ids, dtype=np.int32).reshape(n, max(r, 1))[:, :r],
+            np.frombuffer(comp, dtype=np.int32).reshape(n, k))
 
 
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, size=1 << 16, dtype=np.int64)

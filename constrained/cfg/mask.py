@@ -1,16 +1,16 @@
-"""Exact token masks for a matcher state, from vectorized vocabulary walks and a few parser steps.
+"""Exact token masks for a matcher state, from token walks and a few parser steps.
 
 For a state ``(column, q)`` one walk of every token from lexer state ``q`` (the *root*, cached
-per (candidate set, q)) splits the vocabulary into tokens that stay inside the current lexeme
-(allowed: the lexer is still alive at their end) and tokens that end the lexeme at some byte,
-grouped by the terminal set the lexeme completes. Only those groups touch the parser: the column
-advances over the group's terminals and the token remainders are read from a new lexeme of the
-next column's candidate set, recursing for tokens that span several lexemes (``"},{"``). Walks
-below the root depend only on the candidate set they start in (the remainders are fixed by the
-path, the *edge*), so each is computed once per (edge, candidate set): large groups by lookups in
-a per-candidate-set table of every token remainder (terminal_tables.union_suffix_table), small
-ones stepped in Python. A mask is then a traversal of cached nodes plus ``Column.advance`` calls
-(memoized per column), and whole masks are memoized by (column id, q). Every cache is bounded.
+per (candidate set, q)) over the token trie splits the vocabulary into tokens that stay inside
+the current lexeme (allowed: the lexer is still alive at their end) and tokens that end the
+lexeme at some byte, grouped by the terminal set the lexeme completes. Only those groups touch
+the parser: the column advances over the group's terminals and the token remainders are read
+from a new lexeme of the next column's candidate set, recursing for tokens that span several
+lexemes (``"},{"``). Walks below the root depend only on the candidate set they start in (the
+remainders are fixed by the path, the *edge*), so each is computed once per (edge, candidate
+set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls (memoized per
+column), and whole masks are memoized by (column id, q). Every cache is bounded. The walks
+themselves run in C (token_tables).
 """
 from __future__ import annotations
 
@@ -24,11 +24,8 @@ from ..vocabulary import Vocabulary
 from .earley import Column
 from .lru import LRUCache
 from .runtime import Runtime, State
-from .terminal_tables import MAX_UNION, root_walk, union_suffix_table
-from .token_tables import OK, VocabIndex, suffix_table, vocab_index, walk_lexer_trie
+from .token_tables import VocabIndex, vocab_index, walk_lexer_trie, walk_pairs
 
-# below this many remainders, stepping them in Python beats array work
-_FEW = 32
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
 _PACK = 512
 
@@ -57,20 +54,15 @@ class MaskEngine:
     """
 
     def __init__(self, runtime: Runtime, vocab: Vocabulary, *, mask_cache_size: int = 2048,
-                 table_cache_size: int = 65536, suffix_tables: int = 48,
-                 few: int = _FEW, disk_cache: bool = True) -> None:
+                 table_cache_size: int = 65536, disk_cache: bool = True) -> None:
         self.runtime = runtime
         self.vocab = vocab
         self.words = bitmask_words(vocab.size)
         self.index: VocabIndex = vocab_index(vocab)
-        self.vocab_hash = vocab.hash
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
-        self.few = few
         self.disk = disk_cache
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
-        self._suffix = LRUCache(suffix_tables)           # candidates -> SuffixTable
-        self._flat = self.index.flat.tobytes()
         self._node_ids: dict[tuple, int] = {}
         self._next_node = itertools.count(1)
 
@@ -131,19 +123,9 @@ class MaskEngine:
         node = self._nodes.get(key)
         if node is None:
             lex = self.runtime.lexer(candidates)
-            if len(lex.order) <= MAX_UNION:
-                ok, groups = root_walk(lex, self.runtime.grammar.dfas, self.index,
-                                       self.vocab_hash, q, self.disk)
-            else:
-                spans = trie_spans(self.vocab, self.disk)  # built once per vocabulary
-                ok, crossing = walk_lexer_trie(lex, spans, self.index, q)
-                by_terms: dict[frozenset, list] = {}
-                for qk, pairs in crossing:
-                    by_terms.setdefault(lex.accepting_terms[qk], []).append(pairs)
-                groups = [(terms, np.concatenate(p)) for terms, p in by_terms.items()]
-            edge = self._edge(key)
-            children = tuple((terms, self._edge((edge, terms)), p, {}) for terms, p in groups)
-            node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
+            spans = trie_spans(self.vocab, self.disk)  # built once per vocabulary
+            ok, groups = walk_lexer_trie(lex, spans, self.index, q)
+            node = self._node(key, ok, groups)
         return node
 
     def _child(self, edge: int, candidates: frozenset, pairs: np.ndarray) -> _Node:
@@ -151,61 +133,11 @@ class MaskEngine:
         key = (edge, candidates)
         node = self._nodes.get(key)
         if node is None:
-            lex = self.runtime.lexer(candidates)
-            if len(pairs) <= self.few:
-                ok, groups = self._walk_few(lex, pairs)
-            else:
-                ok, groups = self._walk_table(lex, candidates, pairs)
-            sub = self._edge(key)
-            children = tuple((terms, self._edge((sub, terms)), p, {}) for terms, p in groups)
-            node = self._nodes.put(key, _Node(ok, children, self.vocab.size))
+            ok, groups = walk_pairs(self.runtime.lexer(candidates), self.index, pairs)
+            node = self._node(key, ok, groups)
         return node
 
-    def _table(self, lex, candidates: frozenset) -> tuple:
-        tab = self._suffix.get(candidates)
-        if tab is None:
-            if len(lex.order) <= MAX_UNION:
-                tab = union_suffix_table(lex, self.runtime.grammar.dfas, self.index,
-                                         self.vocab_hash, self.disk)
-            else:
-                st = suffix_table(lex, self.index)
-                classes = lex.acc_class[st.state]
-                tab = (st.next, classes, lex.class_terms)
-            tab = self._suffix.put(candidates, tab)
-        return tab
-
-    def _walk_table(self, lex, candidates: frozenset, pairs: np.ndarray) -> tuple:
-        nxt_all, cls_all, class_terms = self._table(lex, candidates)
-        nxt = nxt_all[pairs]
-        ok = self.index.tok_of[pairs[nxt == OK]]
-        cross = nxt >= 0
-        groups = []
-        if cross.any():
-            p2 = nxt[cross]
-            cls = cls_all[pairs[cross]]
-            order = np.argsort(cls, kind="stable")
-            cls, p2 = cls[order], p2[order]
-            bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
-            for chunk_c, chunk_p in zip(np.split(cls, bounds), np.split(p2, bounds)):
-                groups.append((class_terms[int(chunk_c[0])], chunk_p))
-        return ok, groups
-
-    def _walk_few(self, lex, pairs: np.ndarray) -> tuple:
-        rows, acc, terms = lex.rows, lex.acc_list, lex.accepting_terms
-        flat, tok_of, end_of = self._flat, self.index.tok_of, self.index.end_of
-        ok: list[int] = []
-        groups: dict[int, list[int]] = {}
-        for p in pairs.tolist():
-            q, end = 0, int(end_of[p])
-            while p < end:
-                nq = rows[q][flat[p]]
-                if nq < 0:
-                    if acc[q]:
-                        groups.setdefault(terms[q], []).append(p)
-                    break
-                q = nq
-                p += 1
-            else:
-                ok.append(int(tok_of[p - 1]))
-        return (np.array(ok, dtype=np.int32),
-                [(t, np.array(v, dtype=np.int32)) for t, v in groups.items()])
+    def _node(self, key: tuple, ok: np.ndarray, groups: list) -> _Node:
+        edge = self._edge(key)
+        children = tuple((terms, self._edge((edge, terms)), p, {}) for terms, p in groups)
+        return self._nodes.put(key, _Node(ok, children, self.vocab.size))

@@ -1,8 +1,8 @@
-"""Vectorized walks of tokens (and token remainders) through a lexer, split by where lexemes end.
+"""Walks of tokens (and token remainders) through a lexer, split by where lexemes end.
 
 ``walk_lexer_trie(lexer, spans, index, start)`` reads every text token from lexer state
-``start`` over the vocabulary's token trie, and ``suffix_table(lexer, index)`` reads every token
-remainder (pair) from the empty lexeme. Each token or remainder ends up
+``start`` over the vocabulary's token trie, and ``walk_pairs(lexer, index, pairs)`` reads token
+remainders (pairs) from the empty lexeme. Each token or remainder ends up
 
 - ``ok``: every byte extended the current lexeme and the lexer is still alive at the token's end
   (the lexeme may continue or end later: greedy lookahead stays open);
@@ -11,7 +11,9 @@ remainder (pair) from the empty lexeme. Each token or remainder ends up
   lexeme starts at that pair;
 - dropped: the byte cannot extend the lexeme and the lexeme is not a full match.
 
-No Python loop runs over tokens: each step advances all prefixes (or pairs) still alive.
+The loops run in C (``_walks.c``): the trie walk costs the number of live trie nodes, the
+remainder walk the number of bytes read. Crossings come back grouped by the terminal set the
+lexeme completes (the lexer's accepting class of ``q``).
 """
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata.token_walk import TrieSpans, concat_ranges, trie_children
+from ..automata.token_walk import TrieSpans
 from ..vocabulary import Vocabulary
+from . import _walks
 from .lexer import Lexer
 
 
@@ -66,99 +69,81 @@ def vocab_index(vocab: Vocabulary) -> VocabIndex:
     return idx
 
 
+@dataclass(frozen=True, eq=False)
+class _PreorderTrie:
+    """The token trie renumbered in preorder for the C walk: a node's subtree is the range
+    ``[node, skip[node])``, so the walk reads the arrays front to back. ``own[node]`` tokens end
+    exactly at the node; they come first in its span (a prefix sorts before its extensions)."""
+
+    node_byte: np.ndarray     # uint8
+    depth: np.ndarray         # int16: prefix length (>= 1)
+    skip: np.ndarray          # int32: first node after the subtree
+    lo: np.ndarray            # int32: span of the node's tokens in token_ids
+    hi: np.ndarray            # int32
+    own: np.ndarray           # int32
+    token_ids: np.ndarray     # int32: text tokens in byte order
+    max_depth: int
+
+
+_PREORDER: "weakref.WeakKeyDictionary[TrieSpans, _PreorderTrie]" = weakref.WeakKeyDictionary()
+
+
+def _preorder(spans: TrieSpans) -> _PreorderTrie:
+    pre = _PREORDER.get(spans)
+    if pre is None:
+        # preorder = by first token, ancestors (shorter prefixes) first
+        order = np.lexsort((spans.depth, spans.lo))
+        lo, hi = spans.lo[order], spans.hi[order]
+        own = np.bincount(spans.token_node, minlength=len(spans.node_byte))[order]
+        skip = np.searchsorted(lo, hi, side="left")
+        depth = spans.depth[order]
+        pre = _PreorderTrie(spans.node_byte[order].astype(np.uint8), depth.astype(np.int16),
+                            skip.astype(np.int32), lo.astype(np.int32), hi.astype(np.int32),
+                            own.astype(np.int32), spans.token_ids.astype(np.int32),
+                            int(depth.max(initial=0)))
+        _PREORDER[spans] = pre
+    return pre
+
+
+def _groups(lexer: Lexer, pairs: np.ndarray, states: np.ndarray) -> list:
+    """[(terminal set, pairs)] per accepting class of the crossing states."""
+    if not len(pairs):
+        return []
+    cls = lexer.acc_class[states]
+    if cls.min() == cls.max():
+        return [(lexer.class_terms[int(cls[0])], pairs.copy())]
+    order = np.argsort(cls, kind="stable")
+    cls, pairs = cls[order], pairs[order]
+    bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
+    return [(lexer.class_terms[int(c[0])], p)
+            for c, p in zip(np.split(cls, bounds), np.split(pairs, bounds))]
+
+
 def walk_lexer_trie(lexer: Lexer, spans: TrieSpans, index: VocabIndex, start: int):
-    """Every text token read from lexer state ``start``, over the token trie: the walk's
-    cost is the number of prefixes that stay alive, not the vocabulary size.
+    """Every text token read from lexer state ``start``: (ok token ids, [(terminals, pairs)]).
 
-    Returns (ok token ids, [(lexer state, pairs)]): ``ok`` tokens stay inside the lexeme; a
-    group's tokens end the lexeme (complete in that lexer state) where their byte at the
-    pair's offset cannot extend it (see the module docstring).
+    ``pairs`` are where the next lexeme starts; the lexeme read so far is a full match of
+    exactly ``terminals``.
     """
-    flat = lexer.trans.reshape(-1).astype(np.int64, copy=False)
-    acc = lexer.acc_any
-    node_alive = np.zeros(len(spans.node_byte), dtype=bool)
-    cross_nodes: list[np.ndarray] = []
-    cross_states: list[np.ndarray] = []
-    # the virtual root (empty prefix, state ``start``) has the depth-1 nodes as children
-    children = np.arange(spans.n_roots, dtype=np.int64)
-    parent_st = np.full(len(children), start, dtype=np.int64)
-    while len(children):
-        st = flat.take(parent_st * 256 + spans.node_byte.take(children))
-        alive = st >= 0
-        dead = ~alive
-        if dead.any():
-            ends = dead & acc[parent_st]
-            if ends.any():
-                cross_nodes.append(children[ends])
-                cross_states.append(parent_st[ends])
-        nodes, st = children[alive], st[alive]
-        node_alive[nodes] = True
-        children, counts = trie_children(spans.child_start, spans.child_count, nodes)
-        parent_st = np.repeat(st, counts)
-    ok = spans.token_ids[node_alive[spans.token_node]].astype(np.int32)
-    groups = []
-    if cross_nodes:
-        nodes, states = np.concatenate(cross_nodes), np.concatenate(cross_states)
-        counts = spans.hi[nodes] - spans.lo[nodes]
-        toks = spans.token_ids[concat_ranges(spans.lo[nodes], counts)]
-        offs = np.repeat(spans.depth[nodes] - 1, counts)
-        pairs = (index.start[toks] + offs).astype(np.int32)
-        st = np.repeat(states, counts)
-        order = np.argsort(st, kind="stable")
-        st, pairs = st[order], pairs[order]
-        bounds = np.flatnonzero(np.diff(st)) + 1
-        for s_part, p_part in zip(np.split(st, bounds), np.split(pairs, bounds)):
-            groups.append((int(s_part[0]), p_part))
-    return ok, groups
+    t = _preorder(spans)
+    n = len(t.token_ids)
+    ok = np.empty(n, dtype=np.int32)
+    pairs = np.empty(n, dtype=np.int32)
+    states = np.empty(n, dtype=np.int32)
+    n_ok, n_cross = _walks.trie_walk(lexer.trans, lexer.acc_u8, int(start), t.node_byte,
+                                     t.depth, t.skip, t.lo, t.hi, t.own, t.token_ids,
+                                     index.start, t.max_depth, ok, pairs, states)
+    return ok[:n_ok].copy(), _groups(lexer, pairs[:n_cross], states[:n_cross])
 
 
-OK = -2     # suffix table: the remainder stays inside the lexeme to the token's end
-DEAD = -1   # suffix table: the remainder is not viable
-
-
-@dataclass(frozen=True)
-class SuffixTable:
-    """Every token remainder (pair) read from a lexer's empty lexeme, precomputed.
-
-    ``next[p]`` is OK, DEAD, or the pair where the next lexeme starts, the lexeme read from
-    ``p`` being complete in lexer state ``state[p]``. One table per candidate set serves every
-    multi-lexeme token at every position with plain array indexing.
-    """
-
-    next: np.ndarray    # int32[n_pairs]
-    state: np.ndarray   # int32[n_pairs]
-
-
-def suffix_table(lexer: Lexer, index: VocabIndex) -> SuffixTable:
-    """Walk every pair of the vocabulary from ``lexer``'s empty lexeme (vectorized)."""
-    n = len(index.flat)
-    nxt = np.full(n, DEAD, dtype=np.int32)
-    state = np.zeros(n, dtype=np.int32)
-    trans, acc_any, flat, end_of = lexer.trans, lexer.acc_any, index.flat, index.end_of
-    orig = np.arange(n, dtype=np.int32)
-    st = trans[0, flat]
-    live = st >= 0
-    orig, st = orig[live], st[live]
-    p = orig + 1
-    while len(p):
-        done = p >= end_of[orig]
-        if done.any():
-            nxt[orig[done]] = OK
-            keep = ~done
-            orig, st, p = orig[keep], st[keep], p[keep]
-            if not len(p):
-                break
-        n2 = trans[st, flat[p]]
-        dead = n2 < 0
-        if dead.any():
-            ends = dead & acc_any[st]
-            if ends.any():
-                nxt[orig[ends]] = p[ends]
-                state[orig[ends]] = st[ends]
-            keep = ~dead
-            orig, n2, p = orig[keep], n2[keep], p[keep]
-        st = n2
-        p = p + 1
-    nxt.setflags(write=False)
-    state.setflags(write=False)
-    return SuffixTable(nxt, state)
+def walk_pairs(lexer: Lexer, index: VocabIndex, pairs: np.ndarray):
+    """Token remainders ``pairs`` read from the empty lexeme: (ok token ids, [(terminals,
+    next pairs)]) as in walk_lexer_trie."""
+    pairs = np.ascontiguousarray(pairs, dtype=np.int32)
+    n = len(pairs)
+    ok = np.empty(n, dtype=np.int32)
+    nxt = np.empty(n, dtype=np.int32)
+    states = np.empty(n, dtype=np.int32)
+    n_ok, n_cross = _walks.pairs_walk(lexer.trans, lexer.acc_u8, index.flat, index.end_of,
+                                      index.tok_of, pairs, ok, nxt, states)
+    return ok[:n_ok].copy(), _groups(lexer, nxt[:n_cross], states[:n_cross])

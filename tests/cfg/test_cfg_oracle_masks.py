@@ -18,16 +18,16 @@ def _engine_allowed(matcher, vocab) -> set:
     return set(allowed_token_ids(words, vocab.size).tolist())
 
 
-@pytest.mark.parametrize("few", [0, 32])
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
-def test_masks_equal_oracle_on_random_walks(name, few):
+def test_masks_equal_oracle_on_random_walks(name, seed):
     text, docs = GRAMMARS[name]
     grammar = grammar_from_lark_text(text)
     vocab = small_vocab(text, docs)
     oracle = Oracle(grammar)
-    compiled = compile_cfg(grammar, vocab, few_remainders=few)
+    compiled = compile_cfg(grammar, vocab)
     lark = lark_parser(text)
-    rng = random.Random(sum(name.encode()) + few)
+    rng = random.Random(sum(name.encode()) + 32 * seed)
     eos = min(vocab.eos_token_ids)
     for walk in range(4):
         matcher = compiled.matcher()
@@ -67,29 +67,3 @@ def test_masks_equal_oracle_along_sample_documents(name):
             st = oracle.feed(st, bytes((b,)))
         assert _engine_allowed(matcher, vocab) == oracle.allowed(st, vocab)
         assert matcher.is_accepting()
-
-
-@pytest.mark.parametrize("name", ["json", "keywords", "prefix_terminals", "unicode"])
-def test_union_dfa_walks_equal_oracle(name, monkeypatch):
-    """The union-DFA walks (used for candidate sets of more than 63 terminals) are exact too."""
-    import constrained.cfg.mask as mask_module
-    monkeypatch.setattr(mask_module, "MAX_UNION", 0)
-    text, docs = GRAMMARS[name]
-    grammar = grammar_from_lark_text(text)
-    vocab = small_vocab(text, docs, seed=2)
-    oracle = Oracle(grammar)
-    compiled = compile_cfg(grammar, vocab, few_remainders=0)
-    rng = random.Random(4)
-    eos = min(vocab.eos_token_ids)
-    for doc in docs[:3]:
-        matcher = compiled.matcher()
-        st = oracle.initial
-        for _ in range(12):
-            expected = oracle.allowed(st, vocab)
-            assert _engine_allowed(matcher, vocab) == expected
-            choices = sorted(expected - {eos})
-            if not choices:
-                break
-            tid = rng.choice(choices)
-            assert matcher.accept_token(tid)
-            st = oracle.feed(st, vocab.token_bytes[tid])
