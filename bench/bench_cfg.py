@@ -173,8 +173,8 @@ def run(engine_names: list[str]) -> None:
     print(header)
     print("-" * len(header))
     # vocabulary preprocessing, done once per vocabulary and process, is not compile time
-    from constrained.cfg.token_tables import vocab_index
-    vocab_index(bv.vocab)
+    from constrained.cfg.token_tables import preorder_trie
+    preorder_trie(bv.vocab)
     bv.vocab.hash
     frontends: dict[str, float] = {}
     for wname, sources, cold_docs, warm_docs in workloads():

@@ -6,7 +6,7 @@
 Modules, in the order data flows: prepare.py (grammar -> numbered, trimmed rules and terminal
 DFAs), earley.py (interned Earley columns), lexer.py (union DFA of a candidate terminal set),
 runtime.py (the exact lexing semantics: greedy, contextual, no backtracking; read its
-docstring), terminal_tables.py and token_tables.py (vectorized walks of the vocabulary),
+docstring), token_tables.py (token walks over the vocabulary trie, in C),
 mask.py (masks from walks + parser steps, memoized), matcher.py, compiled.py.
 """
 from .compiled import CompiledCFG, compile_cfg

@@ -3,12 +3,12 @@
 For a state ``(column, q)`` one walk of every token from lexer state ``q`` (the *root*, cached
 per (candidate set, q)) over the token trie splits the vocabulary into tokens that stay inside
 the current lexeme (allowed: the lexer is still alive at their end) and tokens that end the
-lexeme at some byte, grouped by the terminal set the lexeme completes. Only those groups touch
-the parser: the column advances over the group's terminals and the token remainders are read
-from a new lexeme of the next column's candidate set, recursing for tokens that span several
-lexemes (``"},{"``). Walks below the root depend only on the candidate set they start in (the
-remainders are fixed by the path, the *edge*), so each is computed once per (edge, candidate
-set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls (memoized per
+lexeme at some byte (at a trie node), grouped by the terminal set the lexeme completes. Only
+those groups touch the parser: the column advances over the group's terminals and the subtrees
+below the group's nodes are read from a new lexeme of the next column's candidate set,
+recursing for tokens that span several lexemes (``"},{"``). Walks below the root depend only on
+the candidate set they start in (the nodes are fixed by the path, the *edge*), so each is
+computed once per (edge, candidate set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls (memoized per
 column), and whole masks are memoized by (column id, q). Every cache is bounded. The walks
 themselves run in C (token_tables).
 """
@@ -18,13 +18,12 @@ import itertools
 
 import numpy as np
 
-from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words, set_bits, token_ids_to_bitmask
 from ..vocabulary import Vocabulary
 from .earley import Column
 from .lru import LRUCache
 from .runtime import Runtime, State
-from .token_tables import VocabIndex, vocab_index, walk_lexer_trie, walk_pairs
+from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
 _PACK = 512
@@ -43,7 +42,7 @@ class _Node:
         else:
             self.words = None
             self.ids = ok
-        self.children = children   # ((terminal set, child edge, pairs, {candidates: node}),)
+        self.children = children   # ((terminal set, child edge, roots, {candidates: node}),)
 
 
 class MaskEngine:
@@ -58,7 +57,7 @@ class MaskEngine:
         self.runtime = runtime
         self.vocab = vocab
         self.words = bitmask_words(vocab.size)
-        self.index: VocabIndex = vocab_index(vocab)
+        self.trie: PreorderTrie = preorder_trie(vocab, disk_cache)
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
         self.disk = disk_cache
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
@@ -103,7 +102,7 @@ class MaskEngine:
             np.bitwise_or(out, node.words, out=out)
         elif len(node.ids):
             ids.append(node.ids)
-        for terms, edge, pairs, resolved in node.children:
+        for terms, edge, roots, resolved in node.children:
             nxt = col.advance(terms)
             if nxt is None:
                 continue
@@ -111,7 +110,7 @@ class MaskEngine:
             # skipping the shared cache (they live as long as the parent does)
             child = resolved.get(nxt.candidates)
             if child is None:
-                child = self._child(edge, nxt.candidates, pairs)
+                child = self._child(edge, nxt.candidates, roots)
                 if len(resolved) < 8:
                     resolved[nxt.candidates] = child
             self._collect(child, nxt, out, ids)
@@ -122,18 +121,16 @@ class MaskEngine:
         key = (-1, candidates, q)
         node = self._nodes.get(key)
         if node is None:
-            lex = self.runtime.lexer(candidates)
-            spans = trie_spans(self.vocab, self.disk)  # built once per vocabulary
-            ok, groups = walk_lexer_trie(lex, spans, self.index, q)
+            ok, groups = walk_trie(self.runtime.lexer(candidates), self.trie, q)
             node = self._node(key, ok, groups)
         return node
 
-    def _child(self, edge: int, candidates: frozenset, pairs: np.ndarray) -> _Node:
-        """The remainders ``pairs`` read from an empty lexeme of ``candidates``."""
+    def _child(self, edge: int, candidates: frozenset, roots: np.ndarray) -> _Node:
+        """The tokens below trie nodes ``roots`` read from an empty lexeme of ``candidates``."""
         key = (edge, candidates)
         node = self._nodes.get(key)
         if node is None:
-            ok, groups = walk_pairs(self.runtime.lexer(candidates), self.index, pairs)
+            ok, groups = walk_subtrees(self.runtime.lexer(candidates), self.trie, roots)
             node = self._node(key, ok, groups)
         return node
 

@@ -1,24 +1,21 @@
-"""The C walks (every token from a lexer state over the trie, token remainders from the empty
-lexeme) equal stepping each token byte by byte."""
+"""The C trie walks (every token from a lexer state; the subtrees below crossing nodes from the
+empty lexeme) equal stepping each token byte by byte."""
 import random
 
 import numpy as np
 import pytest
 
 from constrained import Grammar
-from constrained.automata.token_walk import trie_spans
 from constrained.cfg.lexer import Lexer
 from constrained.cfg.prepare import prepare_grammar
-from constrained.cfg.token_tables import vocab_index, walk_lexer_trie, walk_pairs
+from constrained.cfg.token_tables import preorder_trie, walk_subtrees, walk_trie
 
 pytestmark = pytest.mark.slow
 
 
-def _brute(lex: Lexer, vocab, q: int, items=None):
-    """(ok tokens, {terminal set: {(token, offset)}}) stepping byte by byte; ``items`` are
-    (token, offset) remainders read from the empty lexeme, default every text token from q."""
-    if items is None:
-        items = [(t, 0) for t in np.nonzero(vocab.text_token_mask[:vocab.n_tokens])[0].tolist()]
+def _brute(lex: Lexer, vocab, q: int, items):
+    """(ok tokens, {terminal set: {(token, offset)}}): each (token, offset) remainder read
+    from lexer state ``q`` byte by byte."""
     ok, groups = set(), {}
     for t, start in items:
         data, s = vocab.token_bytes[t], q
@@ -34,30 +31,56 @@ def _brute(lex: Lexer, vocab, q: int, items=None):
     return ok, groups
 
 
-def _as_sets(index, ok, groups):
+def _pairs(trie, nodes) -> set:
+    """(token, byte offset) of every token below ``nodes``."""
+    return {(int(t), int(trie.depth[n]) - 1) for n in nodes.tolist()
+            for t in trie.token_ids[trie.lo[n]:trie.hi[n]]}
+
+
+def _as_sets(trie, ok, groups):
     got = {}
-    for terms, pairs in groups:
+    for terms, nodes in groups:
         assert terms not in got            # one group per terminal set
-        got[terms] = {(int(index.tok_of[p]), int(p - index.start[index.tok_of[p]]))
-                      for p in pairs.tolist()}
+        got[terms] = _pairs(trie, nodes)
+    assert len(set(ok.tolist())) == len(ok)
     return set(ok.tolist()), got
 
 
-def test_trie_walk_equals_byte_by_byte_on_llama3(llama3_vocab):
+def test_trie_walks_equal_byte_by_byte_on_llama3(llama3_vocab):
     props = {f"field_{i}": {"type": "integer"} for i in range(70)}
     props["note"] = {"type": "string"}
     g = Grammar.from_json_schema({"type": "object", "properties": props})
     pg = prepare_grammar(g)
-    index, spans = vocab_index(llama3_vocab), trie_spans(llama3_vocab)
+    trie = preorder_trie(llama3_vocab)
+    text = np.nonzero(llama3_vocab.text_token_mask[:llama3_vocab.n_tokens])[0].tolist()
     rng = random.Random(7)
     big = frozenset(range(len(pg.dfas)))      # every terminal: keys, strings, numbers, ...
     for terms in (big, frozenset(rng.sample(sorted(big), 20))):
         lex = Lexer(terms, pg.dfas)
         for q in [0] + rng.sample(range(1, lex.n_states), min(2, lex.n_states - 1)):
-            got = _as_sets(index, *walk_lexer_trie(lex, spans, index, q))
-            assert got == _brute(lex, llama3_vocab, q)
-        # token remainders: random pairs of the whole vocabulary (and every pair of a few tokens)
-        pairs = np.array(sorted(rng.sample(range(len(index.flat)), 3000)), dtype=np.int32)
-        items = [(int(index.tok_of[p]), int(p - index.start[index.tok_of[p]])) for p in pairs]
-        got = _as_sets(index, *walk_pairs(lex, index, pairs))
-        assert got == _brute(lex, llama3_vocab, 0, items)
+            got = _as_sets(trie, *walk_trie(lex, trie, q))
+            assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text])
+        # subtrees below random disjoint nodes at depths 1 to 4
+        nodes = sorted(rng.sample(range(trie.n_nodes), 400))
+        roots, end = [], -1
+        for n in nodes:
+            if n >= end and 1 <= trie.depth[n] <= 4:
+                roots.append(n)
+                end = int(trie.skip[n])
+        roots = np.array(roots, dtype=np.int32)
+        got = _as_sets(trie, *walk_subtrees(lex, trie, roots))
+        assert got == _brute(lex, llama3_vocab, 0, sorted(_pairs(trie, roots)))
+
+
+def test_preorder_trie_spans_cover_each_token_once(llama3_vocab):
+    trie = preorder_trie(llama3_vocab)
+    tops = np.flatnonzero(trie.depth == 1)
+    assert trie.skip[tops[-1]] == trie.n_nodes
+    assert np.array_equal(trie.skip[tops[:-1]], tops[1:])      # top-level subtrees tile
+    assert trie.own.sum() == len(trie.token_ids)
+    for n in random.Random(3).sample(range(trie.n_nodes), 200):
+        prefix = llama3_vocab.token_bytes[int(trie.token_ids[trie.lo[n]])][:trie.depth[n]]
+        for t in trie.token_ids[trie.lo[n]:trie.hi[n]].tolist():
+            assert llama3_vocab.token_bytes[t].startswith(prefix)
+        for t in trie.token_ids[trie.lo[n]:trie.lo[n] + trie.own[n]].tolist():
+            assert llama3_vocab.token_bytes[t] == prefix
