@@ -13,6 +13,8 @@
  *   - crossing in state q: its byte cannot extend the lexeme, which is a full match in q (acc);
  *     the next lexeme starts at that byte, for every token below the node;
  *   - dead otherwise: its tokens are not viable.
+ * A node whose subtree's bytes (``sub``: a 256-bit set per node) all loop on the current lexer
+ * state makes every token below it ok without visiting it (string contents: most of the trie).
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); outputs go to caller-allocated buffers, whose used lengths are
  * returned.
@@ -22,26 +24,35 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 12 };
+enum { N_BUF = 15 };
+
+/* the 256-bit set of bytes b with trans[s][b] == s */
+static void loop_bytes(const int32_t *trans, int32_t s, uint64_t out[4]) {
+    const int32_t *row = trans + (int64_t)s * 256;
+    out[0] = out[1] = out[2] = out[3] = 0;
+    for (int b = 0; b < 256; b++)
+        if (row[b] == s) out[b >> 6] |= 1ULL << (b & 63);
+}
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[N_BUF];
     long long start, max_depth;
-    /* trans, acc, start, node_byte, depth, skip, lo, own, token_ids, max_depth, roots,
-       out_ok, out_nodes, out_states */
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOLOOOO", &objs[0], &objs[1], &start, &objs[2],
-                          &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &max_depth,
-                          &objs[8], &objs[9], &objs[10], &objs[11]))
+    /* trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
+       roots, out_ok, out_nodes, out_states, out_words */
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOOO", &objs[0], &objs[1], &start, &objs[2],
+                          &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
+                          &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &objs[13],
+                          &objs[14]))
         return NULL;
-    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 4, 4, 4};
+    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4};
     static const char *names[N_BUF] = {"trans", "acc", "node_byte", "depth", "skip", "lo",
-                                       "own", "token_ids", "roots", "out_ok", "out_nodes",
-                                       "out_states"};
+                                       "hi", "own", "token_ids", "sub", "roots", "out_ok",
+                                       "out_nodes", "out_states", "out_words"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF; got++) {
-        int flags = got >= 9 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
+        int flags = got >= 11 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
         if (PyObject_GetBuffer(objs[got], &v[got], flags | PyBUF_FORMAT) < 0) goto fail;
         if (v[got].itemsize != sizes[got]) {
             PyErr_Format(PyExc_TypeError, "walk: %s has items of %zd bytes, expected %zd",
@@ -53,25 +64,43 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const int32_t *trans = v[0].buf;
     const uint8_t *acc = v[1].buf, *node_byte = v[2].buf;
     const int16_t *depth = v[3].buf;
-    const int32_t *skip = v[4].buf, *lo = v[5].buf, *own = v[6].buf, *token_ids = v[7].buf;
-    const int32_t *roots = v[8].buf;
-    int32_t *out_ok = v[9].buf, *out_nodes = v[10].buf, *out_states = v[11].buf;
-    Py_ssize_t n_nodes = v[2].len, n_tok = v[7].len / 4, n_roots = v[8].len / 4;
-    Py_ssize_t n_states = v[0].len / (4 * 256);
-    if (start < 0 || start >= n_states || max_depth < 1 || v[9].len / 4 < n_tok ||
-        v[10].len / 4 < n_nodes || v[11].len / 4 < n_nodes) {
-        PyErr_SetString(PyExc_ValueError, "walk: bad start state, depth or output sizes");
+    const int32_t *skip = v[4].buf, *lo = v[5].buf, *hi = v[6].buf, *own = v[7].buf;
+    const int32_t *token_ids = v[8].buf;
+    const uint64_t *sub = v[9].buf;
+    const int32_t *roots = v[10].buf;
+    int32_t *out_ok = v[11].buf, *out_nodes = v[12].buf, *out_states = v[13].buf;
+    uint32_t *out_words = v[14].buf;
+    Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
+    Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[14].len / 4;
+    int as_words = n_words > 0;
+    int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
+              v[12].len / 4 < n_nodes || v[13].len / 4 < n_nodes ||
+              (as_words ? 0 : v[11].len / 4 < n_tok);
+    /* token ids are checked against out_words once, when the trie is built (token_tables) */
+    for (Py_ssize_t r = 0; r < n_roots && !bad; r++) bad = roots[r] < 0 || roots[r] >= n_nodes;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "walk: inconsistent start state, roots or sizes");
         goto fail;
     }
-    for (Py_ssize_t r = 0; r < n_roots; r++)
-        if (roots[r] < 0 || roots[r] >= n_nodes) {
-            PyErr_SetString(PyExc_ValueError, "walk: root out of range");
-            goto fail;
-        }
     int32_t *st = malloc(sizeof(int32_t) * (size_t)(max_depth + 1));
-    if (!st) { PyErr_NoMemory(); goto fail; }
+    uint64_t *loops = malloc(sizeof(uint64_t) * 4 * (size_t)n_states);
+    uint8_t *have = calloc((size_t)n_states, 1);
+    if (!st || !loops || !have) {
+        free(st);
+        free(loops);
+        free(have);
+        PyErr_NoMemory();
+        goto fail;
+    }
     Py_ssize_t n_ok = 0, n_cross = 0;
     Py_BEGIN_ALLOW_THREADS
+#define EMIT(k)                                                                  \
+    do {                                                                         \
+        int32_t t_ = token_ids[k];                                               \
+        if (as_words) out_words[t_ >> 5] |= 1u << (t_ & 31);                     \
+        else out_ok[n_ok] = t_;                                                  \
+        n_ok++;                                                                  \
+    } while (0)
     for (Py_ssize_t r = 0; r < (n_roots ? n_roots : 1); r++) {
         Py_ssize_t i = n_roots ? roots[r] : 0;
         Py_ssize_t end = n_roots ? skip[i] : n_nodes;
@@ -82,9 +111,19 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             int32_t s = st[d - 1];
             int32_t ns = trans[(int64_t)s * 256 + node_byte[i]];
             if (ns >= 0) {
+                if (ns == s && hi[i] - lo[i] > own[i]) {
+                    /* every byte below loops on s: all tokens below are ok */
+                    uint64_t *l = loops + 4 * (int64_t)s;
+                    if (!have[s]) { loop_bytes(trans, s, l); have[s] = 1; }
+                    const uint64_t *b = sub + 4 * (int64_t)i;
+                    if (!((b[0] & ~l[0]) | (b[1] & ~l[1]) | (b[2] & ~l[2]) | (b[3] & ~l[3]))) {
+                        for (int32_t k = lo[i]; k < hi[i]; k++) EMIT(k);
+                        i = skip[i];
+                        continue;
+                    }
+                }
                 st[d] = ns;
-                for (int32_t k = lo[i], e = lo[i] + own[i]; k < e; k++)
-                    out_ok[n_ok++] = token_ids[k];
+                for (int32_t k = lo[i], e = lo[i] + own[i]; k < e; k++) EMIT(k);
                 i++;
             } else {
                 if (acc[s]) {
@@ -95,8 +134,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             }
         }
     }
+#undef EMIT
     Py_END_ALLOW_THREADS
     free(st);
+    free(loops);
+    free(have);
     for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
     return Py_BuildValue("nn", n_ok, n_cross);
 fail:
@@ -104,10 +146,56 @@ fail:
     return NULL;
 }
 
+/* sub[i]: the 256-bit set of the bytes of node i and of every node below it (preorder) */
+static PyObject *subtree_bytes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_byte, *o_skip, *o_out;
+    if (!PyArg_ParseTuple(args, "OOO", &o_byte, &o_skip, &o_out)) return NULL;
+    Py_buffer vb, vs, vo;
+    if (PyObject_GetBuffer(o_byte, &vb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(o_skip, &vs, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vs);
+        return NULL;
+    }
+    Py_ssize_t n = vb.len;
+    PyObject *result = NULL;
+    if (vs.len != 4 * n || vo.len != 32 * n) {
+        PyErr_SetString(PyExc_ValueError, "subtree_bytes: sizes disagree");
+    } else {
+        const uint8_t *byte = vb.buf;
+        const int32_t *skip = vs.buf;
+        uint64_t *out = vo.buf;
+        for (Py_ssize_t i = n - 1; i >= 0; i--) {
+            uint64_t *o = out + 4 * i;
+            o[0] = o[1] = o[2] = o[3] = 0;
+            o[byte[i] >> 6] |= 1ULL << (byte[i] & 63);
+            for (Py_ssize_t j = i + 1; j < skip[i]; j = skip[j]) {
+                if (j < 0 || j >= n || skip[j] <= j) break;
+                const uint64_t *c = out + 4 * j;
+                o[0] |= c[0]; o[1] |= c[1]; o[2] |= c[2]; o[3] |= c[3];
+            }
+        }
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&vs);
+    PyBuffer_Release(&vo);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(trans, acc, start, node_byte, depth, skip, lo, own, token_ids, max_depth, roots, "
-     "out_ok, out_nodes, out_states) -> (n_ok, n_cross)"},
+     "walk(trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
+     "roots, out_ok, out_nodes, out_states, out_words) -> (n_ok, n_cross); ok tokens go to "
+     "out_words as bits when it is not empty, else to out_ok as ids"},
+    {"subtree_bytes", subtree_bytes, METH_VARARGS,
+     "subtree_bytes(node_byte, skip, out) fills out (uint64[n, 4]) with each subtree's bytes"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walks",

@@ -62,6 +62,7 @@ class Lexer:
         self.class_terms: list[frozenset[int]] = list(classes)
         self.acc_list: list[bool] = self.acc_any.tolist()
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
+        self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
         self.components = comp_states                   # int32[n, k]: component states
         self.initial = 0
 

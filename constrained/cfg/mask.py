@@ -34,14 +34,13 @@ class _Node:
 
     __slots__ = ("words", "ids", "children")
 
-    def __init__(self, ok: np.ndarray, children: tuple, size: int) -> None:
-        if len(ok) > _PACK:
-            self.words = token_ids_to_bitmask(ok, size)
-            self.words.setflags(write=False)
-            self.ids = None
-        else:
-            self.words = None
-            self.ids = ok
+    def __init__(self, ok: np.ndarray, packed: bool, children: tuple, size: int) -> None:
+        if not packed and len(ok) > _PACK:
+            ok, packed = token_ids_to_bitmask(ok, size), True
+        if packed:
+            ok.setflags(write=False)
+        self.words = ok if packed else None
+        self.ids = None if packed else ok
         self.children = children   # ((terminal set, child edge, roots, {candidates: node}),)
 
 
@@ -121,8 +120,8 @@ class MaskEngine:
         key = (-1, candidates, q)
         node = self._nodes.get(key)
         if node is None:
-            ok, groups = walk_trie(self.runtime.lexer(candidates), self.trie, q)
-            node = self._node(key, ok, groups)
+            words, groups = walk_trie(self.runtime.lexer(candidates), self.trie, q)
+            node = self._node(key, words, True, groups)
         return node
 
     def _child(self, edge: int, candidates: frozenset, roots: np.ndarray) -> _Node:
@@ -131,10 +130,10 @@ class MaskEngine:
         node = self._nodes.get(key)
         if node is None:
             ok, groups = walk_subtrees(self.runtime.lexer(candidates), self.trie, roots)
-            node = self._node(key, ok, groups)
+            node = self._node(key, ok, False, groups)
         return node
 
-    def _node(self, key: tuple, ok: np.ndarray, groups: list) -> _Node:
+    def _node(self, key: tuple, ok: np.ndarray, packed: bool, groups: list) -> _Node:
         edge = self._edge(key)
         children = tuple((terms, self._edge((edge, terms)), p, {}) for terms, p in groups)
-        return self._nodes.put(key, _Node(ok, children, self.vocab.size))
+        return self._nodes.put(key, _Node(ok, packed, children, self.vocab.size))

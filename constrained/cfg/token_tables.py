@@ -14,7 +14,8 @@ just before that byte). Each token ends up
 
 Crossing nodes come back grouped by the terminal set the lexeme completes (the lexer's
 accepting class). The loops run in C (``_walks.c``) over the trie in preorder: a walk costs
-the number of trie nodes it reaches, never the vocabulary size.
+the number of trie nodes it reaches, never the vocabulary size, and a subtree whose bytes all
+loop on the current lexer state (string contents) is taken whole without being visited.
 """
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata.token_walk import trie_spans
+from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
 from . import _walks
 from .lexer import Lexer
+from .lru import LRUCache
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,7 +45,10 @@ class PreorderTrie:
     hi: np.ndarray            # int32
     own: np.ndarray           # int32
     token_ids: np.ndarray     # int32: text tokens in byte order
+    sub: np.ndarray           # uint64[n, 4]: bytes of the node and of every node below it
     max_depth: int
+    words: int                # int32 words of a bitmask holding every token id
+    vocab_hash: str
 
     @property
     def n_nodes(self) -> int:
@@ -62,24 +68,33 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         lo, hi = spans.lo[order], spans.hi[order]
         own = np.bincount(spans.token_node, minlength=len(spans.node_byte))[order]
         depth = spans.depth[order]
-        pre = PreorderTrie(spans.node_byte[order].astype(np.uint8), depth.astype(np.int16),
-                           np.searchsorted(lo, hi, side="left").astype(np.int32),
-                           lo.astype(np.int32), hi.astype(np.int32), own.astype(np.int32),
-                           spans.token_ids.astype(np.int32), max(1, int(depth.max(initial=0))))
+        node_byte = spans.node_byte[order].astype(np.uint8)
+        skip = np.searchsorted(lo, hi, side="left").astype(np.int32)
+        sub = np.zeros((len(node_byte), 4), dtype=np.uint64)
+        _walks.subtree_bytes(node_byte, skip, sub)
+        token_ids = spans.token_ids.astype(np.int32)
+        words = bitmask_words(vocab.size)
+        if len(token_ids) and not 0 <= int(token_ids.min()) <= int(token_ids.max()) < words * 32:
+            raise ValueError("token ids outside the vocabulary size")
+        pre = PreorderTrie(node_byte, depth.astype(np.int16), skip, lo.astype(np.int32),
+                           hi.astype(np.int32), own.astype(np.int32), token_ids, sub,
+                           max(1, int(depth.max(initial=0))), words, vocab.hash)
         _PREORDER[vocab] = pre
     return pre
 
 
-_ALL = np.zeros(0, dtype=np.int32)
+_NONE = np.zeros(0, dtype=np.int32)
 
 
-def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray):
-    ok = np.empty(len(trie.token_ids), dtype=np.int32)
+def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_words: bool):
+    ok = _NONE if as_words else np.empty(len(trie.token_ids), dtype=np.int32)
+    words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
     nodes = np.empty(trie.n_nodes, dtype=np.int32)
     states = np.empty(trie.n_nodes, dtype=np.int32)
     n_ok, n_cross = _walks.walk(lexer.trans, lexer.acc_u8, int(start), trie.node_byte,
-                                trie.depth, trie.skip, trie.lo, trie.own, trie.token_ids,
-                                trie.max_depth, roots, ok, nodes, states)
+                                trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
+                                trie.token_ids, trie.sub, trie.max_depth, roots, ok, nodes,
+                                states, words)
     nodes, states = nodes[:n_cross], states[:n_cross]
     groups = []
     if n_cross:
@@ -92,13 +107,34 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray):
             bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
             groups = [(lexer.class_terms[int(c[0])], n)
                       for c, n in zip(np.split(cls, bounds), np.split(nodes, bounds))]
-    return ok[:n_ok].copy(), groups
+    return (words if as_words else ok[:n_ok].copy()), groups
+
+
+# (vocabulary, live terminal automata and their states) -> (words, [(live positions, nodes)])
+_ROOT_WALKS = LRUCache(512)
 
 
 def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
-    """Every text token read from lexer state ``start``: (ok token ids, [(terminals, nodes)])
-    where the lexeme read before each crossing node is a full match of exactly ``terminals``."""
-    return _walk(lexer, trie, start, _ALL)
+    """Every text token read from lexer state ``start``: (ok tokens as packed read-only bitmask
+    words, [(terminals, nodes)]) where the lexeme read before each crossing node is a full
+    match of exactly ``terminals``.
+
+    The walk depends only on the automata of the terminals still alive in ``start`` and their
+    states, so it is shared process-wide by every lexer (of any grammar) with the same ones:
+    the contents of a JSON string, say, are walked once per process.
+    """
+    comps = lexer.components[start]
+    live = np.flatnonzero(comps >= 0).tolist()
+    key = (trie.vocab_hash, tuple((lexer.keys[c], int(comps[c])) for c in live))
+    hit = _ROOT_WALKS.get(key)
+    if hit is None:
+        words, groups = _walk(lexer, trie, start, _NONE, True)
+        words.setflags(write=False)
+        pos_of = {lexer.order[c]: i for i, c in enumerate(live)}
+        hit = _ROOT_WALKS.put(key, (words, [(tuple(sorted(pos_of[t] for t in terms)), nodes)
+                                            for terms, nodes in groups]))
+    words, groups = hit
+    return words, [(frozenset(lexer.order[live[i]] for i in pos), nodes) for pos, nodes in groups]
 
 
 def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
@@ -106,5 +142,5 @@ def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     from each root's byte on: (ok token ids, [(terminals, nodes)]) as in walk_trie."""
     if not len(roots):
         return np.zeros(0, dtype=np.int32), []
-    return _walk(lexer, trie, 0, np.ascontiguousarray(roots, dtype=np.int32))
+    return _walk(lexer, trie, 0, np.ascontiguousarray(roots, dtype=np.int32), False)
 
