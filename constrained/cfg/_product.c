@@ -1,16 +1,18 @@
 /* The product automaton of a lexer's terminal DFAs, in C (see lexer.py).
  *
- * product(tables, offsets, sizes, init, n_classes, max_states) breadth-first explores the
+ * product(tables, offsets, sizes, init, accepting, n_classes, max_states) breadth-first explores the
  * tuples of component states reachable from ``init``, one byte class at a time. A tuple stays
  * alive while some component is alive (>= 0). States are numbered in the order they are first
  * reached (the initial tuple is state 0 and is never re-entered: reaching its tuple again makes
- * a new state, as the empty lexeme is special). Returns (n_states, ids, comps) with ``ids`` the
- * int32 successor of each state per class (-1: dead) and ``comps`` the int32 component states of
- * each state, both as bytes; n_states is -1 when more than ``max_states`` states are needed.
+ * a new state, as the empty lexeme is special). Returns (n_states, ids, comps, acc) with ``ids``
+ * the int32 successor of each state per class (-1: dead), ``comps`` the int32 component states
+ * of each state and ``acc`` a uint8 flag per state and component (the component accepts), all
+ * as bytes; n_states is -1 when more than ``max_states`` states are needed.
  *
  * tables: int32, the transition tables of the components restricted to the class
  * representatives, concatenated; component j's table starts at offsets[j] and has sizes[j]
- * rows of n_classes entries.
+ * rows of n_classes entries. accepting: uint8, the components' accepting flags concatenated
+ * (component j's start at the sum of the sizes before j).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -79,23 +81,31 @@ static int64_t intern(Product *p, const int32_t *t, Py_ssize_t r, Py_ssize_t max
 
 static PyObject *product(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_tables, *o_offsets, *o_sizes, *o_init;
+    PyObject *o_tables, *o_offsets, *o_sizes, *o_init, *o_acc;
     Py_ssize_t r, max_states;
-    if (!PyArg_ParseTuple(args, "OOOOnn", &o_tables, &o_offsets, &o_sizes, &o_init, &r,
-                          &max_states))
+    if (!PyArg_ParseTuple(args, "OOOOOnn", &o_tables, &o_offsets, &o_sizes, &o_init, &o_acc,
+                          &r, &max_states))
         return NULL;
+    Py_buffer ba;
+    if (PyObject_GetBuffer(o_acc, &ba, PyBUF_C_CONTIGUOUS) < 0) return NULL;
     Py_buffer bt, bo, bs, bi;
-    if (PyObject_GetBuffer(o_tables, &bt, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(o_tables, &bt, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ba);
+        return NULL;
+    }
     if (PyObject_GetBuffer(o_offsets, &bo, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ba);
         PyBuffer_Release(&bt);
         return NULL;
     }
     if (PyObject_GetBuffer(o_sizes, &bs, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ba);
         PyBuffer_Release(&bt);
         PyBuffer_Release(&bo);
         return NULL;
     }
     if (PyObject_GetBuffer(o_init, &bi, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&ba);
         PyBuffer_Release(&bt);
         PyBuffer_Release(&bo);
         PyBuffer_Release(&bs);
@@ -107,18 +117,34 @@ static PyObject *product(PyObject *self, PyObject *args) {
     const int64_t *offsets = bo.buf;
     Product p = {0};
     int32_t *tmp = NULL, *live = NULL;
+    int64_t *acc_off = NULL;
+    uint8_t *acc_out = NULL;
+    const uint8_t *accepting = ba.buf;
     int status = 0;   /* 0 ok, -1 memory, -2 too many states, -3 bad input */
     if (bt.itemsize != 4 || bo.itemsize != 8 || bs.itemsize != 4 || bi.itemsize != 4 ||
         bo.len / 8 != k || bs.len / 4 != k || r <= 0 || max_states <= 0) {
         status = -3;
         goto done;
     }
-    for (Py_ssize_t j = 0; j < k; j++)
-        if (offsets[j] < 0 || offsets[j] + (int64_t)sizes[j] * r > bt.len / 4 ||
+    acc_off = malloc(sizeof(int64_t) * (k ? k : 1));
+    if (!acc_off) {
+        status = -1;
+        goto done;
+    }
+    int64_t total = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (offsets[j] < 0 || sizes[j] < 0 || offsets[j] + (int64_t)sizes[j] * r > bt.len / 4 ||
             init[j] >= sizes[j]) {
             status = -3;
             goto done;
         }
+        acc_off[j] = total;
+        total += sizes[j];
+    }
+    if (total != ba.len) {
+        status = -3;
+        goto done;
+    }
     p.k = k;
     p.cap = 64;
     p.comps = malloc(sizeof(int32_t) * p.cap * (k ? k : 1));
@@ -156,14 +182,28 @@ static PyObject *product(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
 done:
     if (status == 0) {
+        acc_out = malloc((size_t)(p.n * k) + 1);
+        if (!acc_out) {
+            status = -1;
+        } else {
+            for (Py_ssize_t s = 0; s < p.n; s++)
+                for (Py_ssize_t j = 0; j < k; j++) {
+                    int32_t q = p.comps[s * k + j];
+                    acc_out[s * k + j] = q >= 0 ? (accepting[acc_off[j] + q] != 0) : 0;
+                }
+        }
+    }
+    if (status == 0) {
         PyObject *ids = PyBytes_FromStringAndSize((const char *)p.ids, sizeof(int32_t) * p.n * r);
         PyObject *comps = PyBytes_FromStringAndSize((const char *)p.comps,
                                                     sizeof(int32_t) * p.n * k);
-        if (ids && comps) result = Py_BuildValue("nOO", p.n, ids, comps);
+        PyObject *acc = PyBytes_FromStringAndSize((const char *)acc_out, p.n * k);
+        if (ids && comps && acc) result = Py_BuildValue("nOOO", p.n, ids, comps, acc);
         Py_XDECREF(ids);
         Py_XDECREF(comps);
+        Py_XDECREF(acc);
     } else if (status == -2) {
-        result = Py_BuildValue("nyy", (Py_ssize_t)-1, "", "");
+        result = Py_BuildValue("nyyy", (Py_ssize_t)-1, "", "", "");
     } else if (status == -1) {
         PyErr_NoMemory();
     } else {
@@ -174,6 +214,9 @@ done:
     free(p.slots);
     free(tmp);
     free(live);
+    free(acc_off);
+    free(acc_out);
+    PyBuffer_Release(&ba);
     PyBuffer_Release(&bt);
     PyBuffer_Release(&bo);
     PyBuffer_Release(&bs);
@@ -183,7 +226,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"product", product, METH_VARARGS,
-     "product(tables, offsets, sizes, init, n_classes, max_states) -> (n, ids, comps)"},
+     "product(tables, offsets, sizes, init, accepting, n_classes, max_states) -> "
+     "(n, ids, comps, acc)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_product",

@@ -34,32 +34,22 @@ class Lexer:
         reps = first[order_cls]     # classes in the lexicographic order of their columns
         cls = rank[inv]
         k = len(comps)
-        ids, comp_states = _product(comps, reps, max_states, lambda: self._names(order, dfas))
+        ids, comp_states, acc_bits = _product(comps, reps, max_states,
+                                               lambda: self._names(order, dfas))
         self.trans = np.ascontiguousarray(ids[:, cls])
         self.trans.setflags(write=False)
         self.rows = _Rows(self.trans)
-        n = len(ids)
-        acc_bits = np.zeros((n, k), dtype=bool)
-        for c, d in enumerate(comps):
-            col = comp_states[:, c]
-            live = col >= 0
-            acc_bits[live, c] = np.asarray(d.accepting, dtype=bool)[col[live]]
-        packed = np.packbits(acc_bits, axis=1) if k else np.zeros((n, 0), np.uint8)
-        sets: dict[bytes, frozenset[int]] = {}
-        acc = []
-        for r, key in enumerate(map(bytes, packed)):
-            fs = sets.get(key)
-            if fs is None:
-                fs = sets[key] = frozenset(order[c] for c in np.nonzero(acc_bits[r])[0].tolist())
-            acc.append(fs)
-        self.accepting_terms: list[frozenset[int]] = acc
-        self.acc_any = acc_bits.any(axis=1)
-        self.acc_u8 = self.acc_any.astype(np.uint8)     # for the C walks
         # states with the same accepted terminal set end a lexeme alike: one class each
-        classes: dict[frozenset, int] = {}
-        self.acc_class = np.array([classes.setdefault(a, len(classes)) for a in acc],
-                                  dtype=np.int32)
-        self.class_terms: list[frozenset[int]] = list(classes)
+        packed = np.packbits(acc_bits, axis=1) if k else np.zeros((len(ids), 1), np.uint8)
+        _, first, inv = _unique_rows(packed)
+        self.acc_class = inv.astype(np.int32)
+        self.class_terms: list[frozenset[int]] = [
+            frozenset(order[c] for c in np.flatnonzero(acc_bits[f]).tolist())
+            for f in first.tolist()]
+        self.accepting_terms: list[frozenset[int]] = [self.class_terms[c]
+                                                      for c in self.acc_class.tolist()]
+        self.acc_any = acc_bits.any(axis=1) if k else np.zeros(len(ids), dtype=bool)
+        self.acc_u8 = self.acc_any.astype(np.uint8)     # for the C walks
         self.acc_list: list[bool] = self.acc_any.tolist()
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
@@ -96,8 +86,9 @@ class _Rows:
 
 
 def _product(comps, reps: np.ndarray, max_states: int, names):
-    """(successor ids int32[n, classes], component states int32[n, k]) of the reachable
-    product states, numbered in BFS order from the initial tuple (C: _product.c)."""
+    """(successor ids int32[n, classes], component states int32[n, k], accepting flags
+    bool[n, k]) of the reachable product states, numbered in BFS order from the initial tuple
+    (C: _product.c)."""
     k, r = len(comps), len(reps)
     tables = [np.ascontiguousarray(d.transitions[:, reps], dtype=np.int32) for d in comps]
     sizes = np.array([len(t) for t in tables], dtype=np.int32)
@@ -106,12 +97,15 @@ def _product(comps, reps: np.ndarray, max_states: int, names):
         offsets[1:] = np.cumsum(sizes.astype(np.int64) * r)[:-1]
     flat = np.concatenate([t.reshape(-1) for t in tables]) if k else np.zeros(1, np.int32)
     init = np.array([d.initial for d in comps], dtype=np.int32)
-    n, ids, comp = _c_product(flat, offsets, sizes, init, max(r, 1), max_states)
+    accepting = np.concatenate([np.asarray(d.accepting, dtype=np.uint8) for d in comps]) \
+        if k else np.zeros(0, np.uint8)
+    n, ids, comp, acc = _c_product(flat, offsets, sizes, init, accepting, max(r, 1), max_states)
     if n < 0:
         raise LimitExceededError(f"the lexer for terminals {names()} needs more than "
                                  f"max_lexer_states={max_states} states")
     return (np.frombuffer(ids, dtype=np.int32).reshape(n, max(r, 1))[:, :r],
-            np.frombuffer(comp, dtype=np.int32).reshape(n, k))
+            np.frombuffer(comp, dtype=np.int32).reshape(n, k),
+            np.frombuffer(acc, dtype=np.uint8).reshape(n, k).view(bool))
 
 
 _WEIGHTS = np.random.default_rng(0x5EED).integers(1, 2**62, size=1 << 16, dtype=np.int64)
