@@ -16,15 +16,15 @@
  * A node whose subtree's bytes (``sub``: a 256-bit set per node) all loop on the current lexer
  * state makes every token below it ok without visiting it (string contents: most of the trie).
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
- * the buffer protocol (numpy); outputs go to caller-allocated buffers, whose used lengths are
- * returned.
+ * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
+ * crossing nodes and their lexer states as int32 bytes.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 15 };
+enum { N_BUF = 13 };
 
 /* the 256-bit set of bytes b with trans[s][b] == s */
 static void loop_bytes(const int32_t *trans, int32_t s, uint64_t out[4]) {
@@ -39,20 +39,18 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     PyObject *objs[N_BUF];
     long long start, max_depth;
     /* trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
-       roots, out_ok, out_nodes, out_states, out_words */
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOOO", &objs[0], &objs[1], &start, &objs[2],
+       roots, out_words */
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOO", &objs[0], &objs[1], &start, &objs[2],
                           &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
-                          &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &objs[13],
-                          &objs[14]))
+                          &objs[9], &max_depth, &objs[10], &objs[11]))
         return NULL;
-    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4};
+    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4};
     static const char *names[N_BUF] = {"trans", "acc", "node_byte", "depth", "skip", "lo",
-                                       "hi", "own", "token_ids", "sub", "roots", "out_ok",
-                                       "out_nodes", "out_states", "out_words"};
+                                       "hi", "own", "token_ids", "sub", "roots", "out_words"};
     Py_buffer v[N_BUF];
     int got = 0;
-    for (; got < N_BUF; got++) {
-        int flags = got >= 11 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
+    for (; got < N_BUF - 1; got++) {
+        int flags = got == 11 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
         if (PyObject_GetBuffer(objs[got], &v[got], flags | PyBUF_FORMAT) < 0) goto fail;
         if (v[got].itemsize != sizes[got]) {
             PyErr_Format(PyExc_TypeError, "walk: %s has items of %zd bytes, expected %zd",
@@ -68,27 +66,37 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const int32_t *token_ids = v[8].buf;
     const uint64_t *sub = v[9].buf;
     const int32_t *roots = v[10].buf;
-    int32_t *out_ok = v[11].buf, *out_nodes = v[12].buf, *out_states = v[13].buf;
-    uint32_t *out_words = v[14].buf;
+    uint32_t *out_words = v[11].buf;
     Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
-    Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[14].len / 4;
+    Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[11].len / 4;
     int as_words = n_words > 0;
-    int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
-              v[12].len / 4 < n_nodes || v[13].len / 4 < n_nodes ||
-              (as_words ? 0 : v[11].len / 4 < n_tok);
+    /* outputs hold every node and token below the roots (the whole trie without roots) */
+    Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
+    int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes;
+    for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
+        bad = roots[r] < 0 || roots[r] >= n_nodes;
+        if (!bad) {
+            need_nodes += skip[roots[r]] - roots[r];
+            need_tok += hi[roots[r]] - lo[roots[r]];
+        }
+    }
     /* token ids are checked against out_words once, when the trie is built (token_tables) */
-    for (Py_ssize_t r = 0; r < n_roots && !bad; r++) bad = roots[r] < 0 || roots[r] >= n_nodes;
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "walk: inconsistent start state, roots or sizes");
         goto fail;
     }
     int32_t *st = malloc(sizeof(int32_t) * (size_t)(max_depth + 1));
-    uint64_t *loops = malloc(sizeof(uint64_t) * 4 * (size_t)n_states);
-    uint8_t *have = calloc((size_t)n_states, 1);
-    if (!st || !loops || !have) {
+    uint64_t *loops = NULL;     /* loop bytes per lexer state, computed when first needed */
+    uint8_t *have = NULL;
+    int32_t *out_ok = as_words ? NULL : malloc(sizeof(int32_t) * (size_t)(need_tok + 1));
+    int32_t *out_nodes = malloc(sizeof(int32_t) * (size_t)(need_nodes + 1));
+    int32_t *out_states = malloc(sizeof(int32_t) * (size_t)(need_nodes + 1));
+    int oom = 0;
+    if (!st || (!as_words && !out_ok) || !out_nodes || !out_states) {
         free(st);
-        free(loops);
-        free(have);
+        free(out_ok);
+        free(out_nodes);
+        free(out_states);
         PyErr_NoMemory();
         goto fail;
     }
@@ -101,7 +109,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         else out_ok[n_ok] = t_;                                                  \
         n_ok++;                                                                  \
     } while (0)
-    for (Py_ssize_t r = 0; r < (n_roots ? n_roots : 1); r++) {
+    for (Py_ssize_t r = 0; r < (n_roots ? n_roots : 1) && !oom; r++) {
         Py_ssize_t i = n_roots ? roots[r] : 0;
         Py_ssize_t end = n_roots ? skip[i] : n_nodes;
         if (i >= end) continue;
@@ -113,6 +121,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (ns >= 0) {
                 if (ns == s && hi[i] - lo[i] > own[i]) {
                     /* every byte below loops on s: all tokens below are ok */
+                    if (!loops) {
+                        loops = malloc(sizeof(uint64_t) * 4 * (size_t)n_states);
+                        have = calloc((size_t)n_states, 1);
+                        if (!loops || !have) { oom = 1; break; }
+                    }
                     uint64_t *l = loops + 4 * (int64_t)s;
                     if (!have[s]) { loop_bytes(trans, s, l); have[s] = 1; }
                     const uint64_t *b = sub + 4 * (int64_t)i;
@@ -140,7 +153,23 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     free(loops);
     free(have);
     for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
-    return Py_BuildValue("nn", n_ok, n_cross);
+    PyObject *result = NULL;
+    if (oom) {
+        PyErr_NoMemory();
+    } else {
+        PyObject *ok = as_words ? (Py_INCREF(Py_None), Py_None)
+                                : PyBytes_FromStringAndSize((const char *)out_ok, 4 * n_ok);
+        PyObject *nodes = PyBytes_FromStringAndSize((const char *)out_nodes, 4 * n_cross);
+        PyObject *states = PyBytes_FromStringAndSize((const char *)out_states, 4 * n_cross);
+        if (ok && nodes && states) result = Py_BuildValue("nOOO", n_ok, ok, nodes, states);
+        Py_XDECREF(ok);
+        Py_XDECREF(nodes);
+        Py_XDECREF(states);
+    }
+    free(out_ok);
+    free(out_nodes);
+    free(out_states);
+    return result;
 fail:
     for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
     return NULL;
@@ -192,8 +221,8 @@ static PyObject *subtree_bytes(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
-     "roots, out_ok, out_nodes, out_states, out_words) -> (n_ok, n_cross); ok tokens go to "
-     "out_words as bits when it is not empty, else to out_ok as ids"},
+     "roots, out_words) -> (n_ok, ok ids, crossing nodes, their states); ok tokens go to "
+     "out_words as bits when it is not empty (ok ids None), else come back as int32 bytes"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,
      "subtree_bytes(node_byte, skip, out) fills out (uint64[n, 4]) with each subtree's bytes"},
     {NULL, NULL, 0, NULL}};

@@ -87,27 +87,25 @@ _NONE = np.zeros(0, dtype=np.int32)
 
 
 def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_words: bool):
-    ok = _NONE if as_words else np.empty(len(trie.token_ids), dtype=np.int32)
     words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
-    nodes = np.empty(trie.n_nodes, dtype=np.int32)
-    states = np.empty(trie.n_nodes, dtype=np.int32)
-    n_ok, n_cross = _walks.walk(lexer.trans, lexer.acc_u8, int(start), trie.node_byte,
-                                trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
-                                trie.token_ids, trie.sub, trie.max_depth, roots, ok, nodes,
-                                states, words)
-    nodes, states = nodes[:n_cross], states[:n_cross]
+    _, ok, nodes, states = _walks.walk(lexer.trans, lexer.acc_u8, int(start), trie.node_byte,
+                                       trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
+                                       trie.token_ids, trie.sub, trie.max_depth, roots, words)
+    nodes = np.frombuffer(nodes, dtype=np.int32)
+    n_cross = len(nodes)
+    states = np.frombuffer(states, dtype=np.int32)
     groups = []
     if n_cross:
         cls = lexer.acc_class[states]
         if cls.min() == cls.max():
-            groups.append((lexer.class_terms[int(cls[0])], nodes.copy()))
+            groups.append((lexer.class_terms[int(cls[0])], nodes))
         else:
             order = np.argsort(cls, kind="stable")
             cls, nodes = cls[order], nodes[order]
             bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
             groups = [(lexer.class_terms[int(c[0])], n)
                       for c, n in zip(np.split(cls, bounds), np.split(nodes, bounds))]
-    return (words if as_words else ok[:n_ok].copy()), groups
+    return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups
 
 
 # (vocabulary, live terminal automata and their states) -> (words, [(live positions, nodes)])
