@@ -55,6 +55,16 @@ class ByteDFA:
         h.update(np.ascontiguousarray(self.accepting, dtype=np.uint8).tobytes())
         return h.hexdigest()
 
+    @cached_property
+    def byte_classes(self) -> np.ndarray:
+        """int32[256]: equal ids for bytes every state treats alike (equal columns)."""
+        if self.n_states == 0:
+            return np.zeros(256, dtype=np.int32)
+        cols = np.ascontiguousarray(self.transitions.T)
+        packed = cols.view(np.dtype((np.void, cols.dtype.itemsize * cols.shape[1])))
+        _, inv = np.unique(packed.reshape(-1), return_inverse=True)
+        return inv.reshape(-1).astype(np.int32)
+
     def step(self, state: int, byte: int) -> int:
         """Next state after one byte (-1 when dead); ``state`` -1 stays -1."""
         return -1 if state < 0 else int(self.transitions[state, byte])

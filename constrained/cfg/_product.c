@@ -20,18 +20,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* States are stored sparsely: the (component, state) pairs of their live components, in
+ * component order, in one pool; hashing and comparing cost the live count, not k. */
 typedef struct {
-    int32_t *comps;     /* n * k */
-    int32_t *ids;       /* n * r */
+    int32_t *pool;      /* 2 ints per live pair */
+    Py_ssize_t pool_n, pool_cap;
+    int64_t *start;     /* first pair of each state in the pool */
+    int32_t *count;     /* live pairs of each state */
+    uint64_t *hash;
+    int32_t *ids;       /* n * r successor ids */
     Py_ssize_t n, cap;
     int32_t *slots;     /* hash slots: state id or -1 */
     Py_ssize_t n_slots;
-    Py_ssize_t k;
 } Product;
 
-static uint64_t hash_tuple(const int32_t *t, Py_ssize_t k) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL;
-    for (Py_ssize_t j = 0; j < k; j++) {
+static uint64_t hash_pairs(const int32_t *t, Py_ssize_t m) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)m;
+    for (Py_ssize_t j = 0; j < 2 * m; j++) {
         h ^= (uint64_t)(uint32_t)t[j] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
         h *= 0xBF58476D1CE4E5B9ULL;
     }
@@ -43,7 +48,7 @@ static int rehash(Product *p, Py_ssize_t n_slots) {
     if (!slots) return -1;
     memset(slots, 0xff, sizeof(int32_t) * n_slots);
     for (Py_ssize_t s = 1; s < p->n; s++) {   /* state 0 is never looked up */
-        uint64_t h = hash_tuple(p->comps + s * p->k, p->k) & (n_slots - 1);
+        uint64_t h = p->hash[s] & (n_slots - 1);
         while (slots[h] >= 0) h = (h + 1) & (n_slots - 1);
         slots[h] = (int32_t)s;
     }
@@ -53,27 +58,52 @@ static int rehash(Product *p, Py_ssize_t n_slots) {
     return 0;
 }
 
-/* id of tuple t, adding it when new; -1 on memory error, -2 past max_states */
-static int64_t intern(Product *p, const int32_t *t, Py_ssize_t r, Py_ssize_t max_states) {
-    uint64_t h = hash_tuple(t, p->k) & (p->n_slots - 1);
-    while (p->slots[h] >= 0) {
-        int32_t s = p->slots[h];
-        if (memcmp(p->comps + (Py_ssize_t)s * p->k, t, sizeof(int32_t) * p->k) == 0) return s;
-        h = (h + 1) & (p->n_slots - 1);
-    }
-    if (p->n >= max_states) return -2;
+static int add_state(Product *p, const int32_t *t, Py_ssize_t m, uint64_t h, Py_ssize_t r) {
     if (p->n == p->cap) {
         Py_ssize_t cap = p->cap * 2;
-        int32_t *comps = realloc(p->comps, sizeof(int32_t) * cap * p->k);
-        if (!comps) return -1;
-        p->comps = comps;
+        int64_t *start = realloc(p->start, sizeof(int64_t) * cap);
+        if (!start) return -1;
+        p->start = start;
+        int32_t *count = realloc(p->count, sizeof(int32_t) * cap);
+        if (!count) return -1;
+        p->count = count;
+        uint64_t *hash = realloc(p->hash, sizeof(uint64_t) * cap);
+        if (!hash) return -1;
+        p->hash = hash;
         int32_t *ids = realloc(p->ids, sizeof(int32_t) * cap * r);
         if (!ids) return -1;
         p->ids = ids;
         p->cap = cap;
     }
-    Py_ssize_t s = p->n++;
-    memcpy(p->comps + s * p->k, t, sizeof(int32_t) * p->k);
+    while (p->pool_n + m > p->pool_cap) {
+        int32_t *pool = realloc(p->pool, sizeof(int32_t) * 2 * p->pool_cap * 2);
+        if (!pool) return -1;
+        p->pool = pool;
+        p->pool_cap *= 2;
+    }
+    memcpy(p->pool + 2 * p->pool_n, t, sizeof(int32_t) * 2 * m);
+    p->start[p->n] = p->pool_n;
+    p->count[p->n] = (int32_t)m;
+    p->hash[p->n] = h;
+    p->pool_n += m;
+    p->n++;
+    return 0;
+}
+
+/* id of the state with live pairs t[0..m), adding it when new; -1 memory error, -2 too many */
+static int64_t intern(Product *p, const int32_t *t, Py_ssize_t m, Py_ssize_t r,
+                      Py_ssize_t max_states) {
+    uint64_t full = hash_pairs(t, m), h = full & (p->n_slots - 1);
+    while (p->slots[h] >= 0) {
+        int32_t s = p->slots[h];
+        if (p->hash[s] == full && p->count[s] == m &&
+            memcmp(p->pool + 2 * p->start[s], t, sizeof(int32_t) * 2 * m) == 0)
+            return s;
+        h = (h + 1) & (p->n_slots - 1);
+    }
+    if (p->n >= max_states) return -2;
+    Py_ssize_t s = p->n;
+    if (add_state(p, t, m, full, r) < 0) return -1;
     p->slots[h] = (int32_t)s;
     if (p->n * 2 > p->n_slots && rehash(p, p->n_slots * 2) < 0) return -1;
     return s;
@@ -116,9 +146,10 @@ static PyObject *product(PyObject *self, PyObject *args) {
     const int32_t *tables = bt.buf, *init = bi.buf, *sizes = bs.buf;
     const int64_t *offsets = bo.buf;
     Product p = {0};
-    int32_t *tmp = NULL, *live = NULL;
+    int32_t *tmp = NULL;
     int64_t *acc_off = NULL;
     uint8_t *acc_out = NULL;
+    int32_t *comps_out = NULL;
     const uint8_t *accepting = ba.buf;
     int status = 0;   /* 0 ok, -1 memory, -2 too many states, -3 bad input */
     if (bt.itemsize != 4 || bo.itemsize != 8 || bs.itemsize != 4 || bi.itemsize != 4 ||
@@ -145,57 +176,74 @@ static PyObject *product(PyObject *self, PyObject *args) {
         status = -3;
         goto done;
     }
-    p.k = k;
     p.cap = 64;
-    p.comps = malloc(sizeof(int32_t) * p.cap * (k ? k : 1));
+    p.pool_cap = 64 + k;
+    p.pool = malloc(sizeof(int32_t) * 2 * p.pool_cap);
+    p.start = malloc(sizeof(int64_t) * p.cap);
+    p.count = malloc(sizeof(int32_t) * p.cap);
+    p.hash = malloc(sizeof(uint64_t) * p.cap);
     p.ids = malloc(sizeof(int32_t) * p.cap * r);
-    tmp = malloc(sizeof(int32_t) * (k ? k : 1));
-    live = malloc(sizeof(int32_t) * (k ? k : 1));
-    if (!p.comps || !p.ids || !tmp || !live || rehash(&p, 256) < 0) {
+    tmp = malloc(sizeof(int32_t) * 2 * (k ? k : 1));
+    if (!p.pool || !p.start || !p.count || !p.hash || !p.ids || !tmp || rehash(&p, 256) < 0) {
         status = -1;
         goto done;
     }
-    memcpy(p.comps, init, sizeof(int32_t) * k);
-    p.n = 1;
+    Py_ssize_t m0 = 0;
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (init[j] >= 0) {
+            tmp[2 * m0] = (int32_t)j;
+            tmp[2 * m0 + 1] = init[j];
+            m0++;
+        }
+    if (add_state(&p, tmp, m0, hash_pairs(tmp, m0), r) < 0) {
+        status = -1;
+        goto done;
+    }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t s = 0; s < p.n && status == 0; s++) {
-        Py_ssize_t n_live = 0;
-        for (Py_ssize_t j = 0; j < k; j++)
-            if (p.comps[s * k + j] >= 0) live[n_live++] = (int32_t)j;
         for (Py_ssize_t c = 0; c < r; c++) {
-            memset(tmp, 0xff, sizeof(int32_t) * k);
-            int alive = 0;
+            /* the pool may move while interning: re-read the state's pairs every class */
+            const int32_t *live = p.pool + 2 * p.start[s];
+            Py_ssize_t n_live = p.count[s], m = 0;
             for (Py_ssize_t i = 0; i < n_live; i++) {
-                int32_t j = live[i];
-                int32_t nq = tables[offsets[j] + (int64_t)p.comps[s * k + j] * r + c];
-                tmp[j] = nq;
-                alive |= nq >= 0;
+                int32_t j = live[2 * i], q = live[2 * i + 1];
+                int32_t nq = tables[offsets[j] + (int64_t)q * r + c];
+                if (nq >= 0) {
+                    tmp[2 * m] = j;
+                    tmp[2 * m + 1] = nq;
+                    m++;
+                }
             }
             int64_t id = -1;
-            if (alive) {
-                id = intern(&p, tmp, r, max_states);
+            if (m) {
+                id = intern(&p, tmp, m, r, max_states);
                 if (id < 0) { status = (int)id; break; }
             }
             p.ids[s * r + c] = (int32_t)id;
         }
     }
     Py_END_ALLOW_THREADS
-done:
     if (status == 0) {
-        acc_out = malloc((size_t)(p.n * k) + 1);
-        if (!acc_out) {
+        acc_out = calloc((size_t)(p.n * k) + 1, 1);
+        comps_out = malloc(sizeof(int32_t) * ((size_t)(p.n * k) + 1));
+        if (!acc_out || !comps_out) {
             status = -1;
         } else {
-            for (Py_ssize_t s = 0; s < p.n; s++)
-                for (Py_ssize_t j = 0; j < k; j++) {
-                    int32_t q = p.comps[s * k + j];
-                    acc_out[s * k + j] = q >= 0 ? (accepting[acc_off[j] + q] != 0) : 0;
+            memset(comps_out, 0xff, sizeof(int32_t) * (size_t)(p.n * k));
+            for (Py_ssize_t s = 0; s < p.n; s++) {
+                const int32_t *live = p.pool + 2 * p.start[s];
+                for (Py_ssize_t i = 0; i < p.count[s]; i++) {
+                    int32_t j = live[2 * i], q = live[2 * i + 1];
+                    comps_out[s * k + j] = q;
+                    acc_out[s * k + j] = accepting[acc_off[j] + q] != 0;
                 }
+            }
         }
     }
+done:
     if (status == 0) {
         PyObject *ids = PyBytes_FromStringAndSize((const char *)p.ids, sizeof(int32_t) * p.n * r);
-        PyObject *comps = PyBytes_FromStringAndSize((const char *)p.comps,
+        PyObject *comps = PyBytes_FromStringAndSize((const char *)comps_out,
                                                     sizeof(int32_t) * p.n * k);
         PyObject *acc = PyBytes_FromStringAndSize((const char *)acc_out, p.n * k);
         if (ids && comps && acc) result = Py_BuildValue("nOOO", p.n, ids, comps, acc);
@@ -209,11 +257,14 @@ done:
     } else {
         PyErr_SetString(PyExc_ValueError, "product: inconsistent tables, offsets or sizes");
     }
-    free(p.comps);
+    free(p.pool);
+    free(p.start);
+    free(p.count);
+    free(p.hash);
     free(p.ids);
     free(p.slots);
     free(tmp);
-    free(live);
+    free(comps_out);
     free(acc_off);
     free(acc_out);
     PyBuffer_Release(&ba);

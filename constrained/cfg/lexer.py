@@ -24,14 +24,14 @@ class Lexer:
         self.terms = terms
         order = sorted(terms)
         comps = [dfas[t] for t in order]
-        # byte classes: bytes every component treats alike
-        sig = np.concatenate([d.transitions for d in comps], axis=0).T if comps else \
+        # byte classes: bytes every component treats alike (refining each one's classes)
+        sig = np.stack([d.byte_classes for d in comps], axis=1) if comps else \
             np.zeros((256, 0), np.int32)
         uniq, first, inv = _unique_rows(sig)
         order_cls = np.lexsort(uniq.T[::-1]) if uniq.shape[1] else np.arange(len(uniq))
         rank = np.empty(len(uniq), dtype=np.int64)
         rank[order_cls] = np.arange(len(uniq))
-        reps = first[order_cls]     # classes in the lexicographic order of their columns
+        reps = first[order_cls]     # classes in a canonical order (of their class ids)
         cls = rank[inv]
         k = len(comps)
         ids, comp_states, acc_bits = _product(comps, reps, max_states,
