@@ -13,8 +13,11 @@
  *   - crossing in state q: its byte cannot extend the lexeme, which is a full match in q (acc);
  *     the next lexeme starts at that byte, for every token below the node;
  *   - dead otherwise: its tokens are not viable.
- * A node whose subtree's bytes (``sub``: a 256-bit set per node) all loop on the current lexer
- * state makes every token below it ok without visiting it (string contents: most of the trie).
+ * Two shortcuts take every token below a node as ok without visiting it: the subtree's bytes
+ * (``sub``: a 256-bit set per node) all loop on the current lexer state; or the subtree is
+ * text of a reference automaton (``text``: JSON string characters, UTF-8 included; ``clean``:
+ * the nodes whose subtrees it reads from ``text_start``) and the lexer state simulates it
+ * (checked once per lexer state, remembered in ``sim``).
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
  * crossing nodes and their lexer states as int32 bytes.
@@ -24,7 +27,47 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 13 };
+enum { N_BUF = 16 };
+
+/* Whether lexer state s stays alive on every text the reference automaton ``text`` reads from
+ * r0 (a simulation: every reachable pair (r, x) has x alive wherever r is). On success every
+ * lexer state paired with r0 simulates it too and is marked in sim. -1 on memory error. */
+static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *text,
+                     Py_ssize_t n_text, int32_t r0, int32_t s, int8_t *sim) {
+    size_t n_pairs = (size_t)n_text * (size_t)n_states;
+    uint8_t *seen = calloc(n_pairs, 1);
+    int32_t *stack = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
+    if (!seen || !stack) {
+        free(seen);
+        free(stack);
+        return -1;
+    }
+    Py_ssize_t sp = 0;
+    int ok = 1;
+    stack[sp++] = r0;
+    stack[sp++] = s;
+    seen[(size_t)r0 * n_states + s] = 1;
+    while (sp && ok) {
+        int32_t x = stack[--sp], r = stack[--sp];
+        const int32_t *tr = text + (int64_t)r * 256, *lx = trans + (int64_t)x * 256;
+        for (int b = 0; b < 256; b++) {
+            if (tr[b] < 0) continue;
+            if (lx[b] < 0) { ok = 0; break; }
+            size_t key = (size_t)tr[b] * n_states + lx[b];
+            if (!seen[key]) {
+                seen[key] = 1;
+                stack[sp++] = tr[b];
+                stack[sp++] = lx[b];
+            }
+        }
+    }
+    if (ok)
+        for (Py_ssize_t x = 0; x < n_states; x++)
+            if (seen[(size_t)r0 * n_states + x]) sim[x] = 1;
+    free(seen);
+    free(stack);
+    return ok;
+}
 
 /* the 256-bit set of bytes b with trans[s][b] == s */
 static void loop_bytes(const int32_t *trans, int32_t s, uint64_t out[4]) {
@@ -38,19 +81,23 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[N_BUF];
     long long start, max_depth;
+    long long text_start;
     /* trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
-       roots, out_words */
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOO", &objs[0], &objs[1], &start, &objs[2],
+       roots, out_words, text, text_start, clean, sim */
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOO", &objs[0], &objs[1], &start, &objs[2],
                           &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
-                          &objs[9], &max_depth, &objs[10], &objs[11]))
+                          &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
+                          &objs[13], &objs[14]))
         return NULL;
-    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4};
+    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1};
     static const char *names[N_BUF] = {"trans", "acc", "node_byte", "depth", "skip", "lo",
-                                       "hi", "own", "token_ids", "sub", "roots", "out_words"};
+                                       "hi", "own", "token_ids", "sub", "roots", "out_words",
+                                       "text", "clean", "sim"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF - 1; got++) {
-        int flags = got == 11 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
+        int flags = (got == 11 || got == 14) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+                                             : PyBUF_C_CONTIGUOUS;
         if (PyObject_GetBuffer(objs[got], &v[got], flags | PyBUF_FORMAT) < 0) goto fail;
         if (v[got].itemsize != sizes[got]) {
             PyErr_Format(PyExc_TypeError, "walk: %s has items of %zd bytes, expected %zd",
@@ -67,12 +114,18 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const uint64_t *sub = v[9].buf;
     const int32_t *roots = v[10].buf;
     uint32_t *out_words = v[11].buf;
+    const int32_t *text = v[12].buf;
+    const uint8_t *clean = v[13].buf;
+    int8_t *sim = v[14].buf;
+    Py_ssize_t n_text = v[12].len / (4 * 256);
     Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
     Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[11].len / 4;
     int as_words = n_words > 0;
     /* outputs hold every node and token below the roots (the whole trie without roots) */
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
-    int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes;
+    int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
+              text_start < 0 || text_start >= n_text || text_start > 7 ||
+              v[13].len != n_nodes || v[14].len != n_states;
     for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
         bad = roots[r] < 0 || roots[r] >= n_nodes;
         if (!bad) {
@@ -117,6 +170,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         while (i < end) {
             int d = depth[i];
             int32_t s = st[d - 1];
+            if ((clean[i] >> text_start) & 1) {
+                /* every token below is text s keeps reading: all are ok */
+                if (sim[s] < 0) {
+                    int got_sim = simulates(trans, n_states, text, n_text, (int32_t)text_start,
+                                            s, sim);
+                    if (got_sim < 0) { oom = 1; break; }
+                    sim[s] = (int8_t)got_sim;
+                }
+                if (sim[s]) {
+                    for (int32_t k = lo[i]; k < hi[i]; k++) EMIT(k);
+                    i = skip[i];
+                    continue;
+                }
+            }
             int32_t ns = trans[(int64_t)s * 256 + node_byte[i]];
             if (ns >= 0) {
                 if (ns == s && hi[i] - lo[i] > own[i]) {
@@ -218,11 +285,69 @@ static PyObject *subtree_bytes(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* clean[i] bit r: the reference automaton, from state r, reads node i's byte and every token
+ * below without dying (children before parents: reverse preorder) */
+static PyObject *clean_bits(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_byte, *o_skip, *o_text, *o_out;
+    if (!PyArg_ParseTuple(args, "OOOO", &o_byte, &o_skip, &o_text, &o_out)) return NULL;
+    Py_buffer vb, vs, vt, vo;
+    if (PyObject_GetBuffer(o_byte, &vb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(o_skip, &vs, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(o_text, &vt, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vs);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&vb);
+        PyBuffer_Release(&vs);
+        PyBuffer_Release(&vt);
+        return NULL;
+    }
+    Py_ssize_t n = vb.len, n_text = vt.len / (4 * 256);
+    PyObject *result = NULL;
+    if (vs.len != 4 * n || vo.len != n || n_text < 1 || n_text > 8) {
+        PyErr_SetString(PyExc_ValueError, "clean_bits: sizes disagree");
+    } else {
+        const uint8_t *byte = vb.buf;
+        const int32_t *skip = vs.buf, *text = vt.buf;
+        uint8_t *out = vo.buf;
+        for (Py_ssize_t i = n - 1; i >= 0; i--) {
+            uint8_t bits = 0;
+            for (int r = 0; r < n_text; r++) {
+                int32_t nr = text[r * 256 + byte[i]];
+                if (nr < 0) continue;
+                int all = 1;
+                for (Py_ssize_t j = i + 1; j < skip[i] && all; j = skip[j]) {
+                    if (j < 0 || j >= n || skip[j] <= j) { all = 0; break; }
+                    all = (out[j] >> nr) & 1;
+                }
+                if (all) bits |= (uint8_t)(1u << r);
+            }
+            out[i] = bits;
+        }
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    PyBuffer_Release(&vb);
+    PyBuffer_Release(&vs);
+    PyBuffer_Release(&vt);
+    PyBuffer_Release(&vo);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
-     "roots, out_words) -> (n_ok, ok ids, crossing nodes, their states); ok tokens go to "
+     "roots, out_words, text, text_start, clean, sim) -> (n_ok, ok ids, crossing nodes, "
+     "their states); ok tokens go to "
      "out_words as bits when it is not empty (ok ids None), else come back as int32 bytes"},
+    {"clean_bits", clean_bits, METH_VARARGS,
+     "clean_bits(node_byte, skip, text, out) fills out (uint8 per node, bit per text state)"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,
      "subtree_bytes(node_byte, skip, out) fills out (uint64[n, 4]) with each subtree's bytes"},
     {NULL, NULL, 0, NULL}};

@@ -51,6 +51,8 @@ class Lexer:
         self.acc_any = acc_bits.any(axis=1) if k else np.zeros(len(ids), dtype=bool)
         self.acc_u8 = self.acc_any.astype(np.uint8)     # for the C walks
         self.acc_list: list[bool] = self.acc_any.tolist()
+        # per state: -1 unknown, else whether it keeps reading any JSON string text (C walks)
+        self.simulates_text = np.full(len(ids), -1, dtype=np.int8)
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
         self.components = comp_states                   # int32[n, k]: component states

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..automata.byte_dfa import regex_to_byte_dfa
 from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
@@ -46,6 +47,7 @@ class PreorderTrie:
     own: np.ndarray           # int32
     token_ids: np.ndarray     # int32: text tokens in byte order
     sub: np.ndarray           # uint64[n, 4]: bytes of the node and of every node below it
+    clean: np.ndarray         # uint8: bit r when the text automaton reads the subtree from r
     max_depth: int
     words: int                # int32 words of a bitmask holding every token id
     vocab_hash: str
@@ -54,6 +56,10 @@ class PreorderTrie:
     def n_nodes(self) -> int:
         return len(self.node_byte)
 
+
+# JSON string characters (every UTF-8 scalar but '"', '\\' and controls): a lexer state that
+# keeps reading them takes whole subtrees of such text as ok (token_tables._walk, _walks.c)
+_TEXT = regex_to_byte_dfa(r'[^"\\\x00-\x1f]*')
 
 _PREORDER: "weakref.WeakKeyDictionary[Vocabulary, PreorderTrie]" = weakref.WeakKeyDictionary()
 
@@ -72,12 +78,14 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         skip = np.searchsorted(lo, hi, side="left").astype(np.int32)
         sub = np.zeros((len(node_byte), 4), dtype=np.uint64)
         _walks.subtree_bytes(node_byte, skip, sub)
+        clean = np.zeros(len(node_byte), dtype=np.uint8)
+        _walks.clean_bits(node_byte, skip, _TEXT.transitions, clean)
         token_ids = spans.token_ids.astype(np.int32)
         words = bitmask_words(vocab.size)
         if len(token_ids) and not 0 <= int(token_ids.min()) <= int(token_ids.max()) < words * 32:
             raise ValueError("token ids outside the vocabulary size")
         pre = PreorderTrie(node_byte, depth.astype(np.int16), skip, lo.astype(np.int32),
-                           hi.astype(np.int32), own.astype(np.int32), token_ids, sub,
+                           hi.astype(np.int32), own.astype(np.int32), token_ids, sub, clean,
                            max(1, int(depth.max(initial=0))), words, vocab.hash)
         _PREORDER[vocab] = pre
     return pre
@@ -90,7 +98,9 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
     words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
     _, ok, nodes, states = _walks.walk(lexer.trans, lexer.acc_u8, int(start), trie.node_byte,
                                        trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
-                                       trie.token_ids, trie.sub, trie.max_depth, roots, words)
+                                       trie.token_ids, trie.sub, trie.max_depth, roots, words,
+                                       _TEXT.transitions, _TEXT.initial, trie.clean,
+                                       lexer.simulates_text)
     nodes = np.frombuffer(nodes, dtype=np.int32)
     n_cross = len(nodes)
     states = np.frombuffer(states, dtype=np.int32)

@@ -56,9 +56,14 @@ def test_trie_walks_equal_byte_by_byte_on_llama3(llama3_vocab):
     text = np.nonzero(llama3_vocab.text_token_mask[:llama3_vocab.n_tokens])[0].tolist()
     rng = random.Random(7)
     big = frozenset(range(len(pg.dfas)))      # every terminal: keys, strings, numbers, ...
+    tested_text, simulated = 0, False
     for terms in (big, frozenset(rng.sample(sorted(big), 20))):
         lex = Lexer(terms, pg.dfas)
-        for q in [0] + rng.sample(range(1, lex.n_states), min(2, lex.n_states - 1)):
+        # string contents (states looping on letters) are taken by the shortcuts: test them
+        text_states = [q for q in range(lex.n_states) if lex.rows[q][ord("a")] == q][:3]
+        tested_text += len(text_states)
+        for q in [0] + text_states + rng.sample(range(1, lex.n_states),
+                                                 min(2, lex.n_states - 1)):
             words, groups = walk_trie(lex, trie, q)
             ok = allowed_token_ids(words, llama3_vocab.size)
             got = _as_sets(trie, ok, groups)
@@ -73,6 +78,8 @@ def test_trie_walks_equal_byte_by_byte_on_llama3(llama3_vocab):
         roots = np.array(roots, dtype=np.int32)
         got = _as_sets(trie, *walk_subtrees(lex, trie, roots))
         assert got == _brute(lex, llama3_vocab, 0, sorted(_pairs(trie, roots)))
+        simulated |= bool((lex.simulates_text == 1).any())
+    assert tested_text and simulated      # the text shortcut was taken
 
 
 def test_preorder_trie_spans_cover_each_token_once(llama3_vocab):
