@@ -13,7 +13,6 @@ import tempfile
 from typing import Any
 
 import numpy as np
-import torch
 
 from .vocabularies import BenchVocabulary
 
@@ -140,8 +139,10 @@ class XGrammar(Engine):
 
     def __init__(self, bv: BenchVocabulary) -> None:
         super().__init__(bv)
+        import torch  # xgrammar fills torch tensors (imported here: the other engines do not)
         import xgrammar as xgr
         self._xgr = xgr
+        self._from_numpy = torch.from_numpy
         self.info = xgr.TokenizerInfo(list(bv.vocab.token_bytes), xgr.VocabType.RAW,
                                       vocab_size=bv.vocab.size,
                                       stop_token_ids=sorted(bv.vocab.eos_token_ids))
@@ -159,7 +160,7 @@ class XGrammar(Engine):
         return self._xgr.GrammarMatcher(compiled)
 
     def fill(self, matcher: Any, bitmask: np.ndarray) -> None:
-        matcher.fill_next_token_bitmask(torch.from_numpy(bitmask).view(1, -1))
+        matcher.fill_next_token_bitmask(self._from_numpy(bitmask).view(1, -1))
 
     def accept(self, matcher: Any, token: int) -> bool:
         return matcher.accept_token(token)

@@ -9,15 +9,19 @@ __all__ = ["Vocabulary", "Grammar", "ConstrainedError", "DeadEndError", "Grammar
            "VocabularyError"]
 
 
+from .errors import DecodingError  # noqa: E402
+
+__all__ += ["compile_grammar", "CompiledGrammar", "GrammarMatcher", "generate", "stream",
+            "GenerationResult", "DecodingError"]
+
+
 def __getattr__(name: str):
-    # compile_grammar pulls in the compiler only when used
+    # the compiler and the decode loop (torch) load on first use: compiling grammars and
+    # computing masks never imports torch
     if name in ("compile_grammar", "CompiledGrammar", "GrammarMatcher"):
         from . import compiler
         return getattr(compiler, name)
+    if name in ("generate", "stream", "GenerationResult"):
+        from . import decoding
+        return getattr(decoding, name)
     raise AttributeError(name)
-
-
-from .decoding import GenerationResult, generate, stream  # noqa: E402
-from .errors import DecodingError  # noqa: E402
-
-__all__ += ["generate", "stream", "GenerationResult", "DecodingError"]

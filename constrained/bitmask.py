@@ -5,14 +5,16 @@ without copies. Helpers here never loop over the vocabulary in Python.
 """
 from __future__ import annotations
 
+import sys
 from typing import Iterable
 
 import numpy as np
 
-try:  # torch is a dependency of the project, but the bitmask algebra works without it
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
+
+def _torch():
+    """The torch module when it is loaded, else None: an object can only be a tensor if torch
+    was imported, so mask algebra never imports it (nor pays for its import)."""
+    return sys.modules.get("torch")
 
 
 def bitmask_words(vocab_size: int) -> int:
@@ -31,8 +33,9 @@ def allocate_token_bitmask(vocab_size: int, batch_size: int | None = None, *,
     arr = np.full(shape, -1 if fill else 0, dtype=np.int32)
     if backend == "numpy":
         return arr
-    if backend != "torch" or torch is None:
+    if backend != "torch":
         raise ValueError(f"unknown bitmask backend {backend!r} (use 'torch' or 'numpy')")
+    import torch
     return torch.from_numpy(arr)
 
 
@@ -40,7 +43,7 @@ def as_numpy(bitmask) -> np.ndarray:
     """A numpy int32 view sharing memory with ``bitmask`` (a CPU torch tensor or numpy array)."""
     if isinstance(bitmask, np.ndarray):
         arr = bitmask
-    elif torch is not None and isinstance(bitmask, torch.Tensor):
+    elif (torch := _torch()) is not None and isinstance(bitmask, torch.Tensor):
         if bitmask.device.type != "cpu":
             raise ValueError("bitmask must be on the CPU; move it to the device after filling")
         arr = bitmask.numpy()
@@ -129,7 +132,7 @@ def apply_token_bitmask_inplace(logits, bitmask, vocab_size: int | None = None) 
     n = bits.shape[-1] if vocab_size is None else min(bits.shape[-1], int(vocab_size))
     allowed = np.zeros(bits.shape[:-1] + (width,), dtype=bool)
     allowed[..., :n] = bits[..., :n]
-    if torch is not None and isinstance(logits, torch.Tensor):
+    if (torch := _torch()) is not None and isinstance(logits, torch.Tensor):
         mask = torch.from_numpy(~allowed).to(logits.device)
         if mask.dim() < logits.dim():
             mask = mask.expand_as(logits)
