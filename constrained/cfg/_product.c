@@ -1,18 +1,18 @@
-/* The product automaton of a lexer's terminal DFAs, in C (see lexer.py).
+/* A lexer's tables from its terminal DFAs, in C (see lexer.py).
  *
- * product(tables, offsets, sizes, init, accepting, n_classes, max_states) breadth-first explores the
- * tuples of component states reachable from ``init``, one byte class at a time. A tuple stays
- * alive while some component is alive (>= 0). States are numbered in the order they are first
- * reached (the initial tuple is state 0 and is never re-entered: reaching its tuple again makes
- * a new state, as the empty lexeme is special). Returns (n_states, ids, comps, acc) with ``ids``
- * the int32 successor of each state per class (-1: dead), ``comps`` the int32 component states
- * of each state and ``acc`` a uint8 flag per state and component (the component accepts), all
- * as bytes; n_states is -1 when more than ``max_states`` states are needed.
+ * lexer_tables(tables, classes, accepting, init, max_states) takes per component (terminal DFA)
+ * its int32[n, 256] transitions (-1 dead), its int32[256] byte classes and its uint8[n]
+ * accepting flags, plus the int32 initial state of each. It refines the byte classes of all
+ * components, then breadth-first explores the tuples of component states reachable from
+ * ``init`` one byte class at a time. A tuple stays alive while some component is alive (>= 0).
+ * States are numbered in the order they are first reached (the initial tuple is state 0 and is
+ * never re-entered: reaching its tuple again makes a new state, as the empty lexeme is special).
  *
- * tables: int32, the transition tables of the components restricted to the class
- * representatives, concatenated; component j's table starts at offsets[j] and has sizes[j]
- * rows of n_classes entries. accepting: uint8, the components' accepting flags concatenated
- * (component j's start at the sum of the sizes before j).
+ * Returns (n, trans, comps, acc_class, cross_class, classes): int32 bytes of the successor of
+ * each state per byte (-1 dead), of each state's component states (-1 dead), of each state's
+ * accepting class (states whose accepting components are the same set share one, numbered by
+ * first state) and the same with -1 where no component accepts; ``classes`` lists each class's
+ * component positions. n is -1 (and the rest None) when more than ``max_states`` are needed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -109,84 +109,53 @@ static int64_t intern(Product *p, const int32_t *t, Py_ssize_t m, Py_ssize_t r,
     return s;
 }
 
-static PyObject *product(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o_tables, *o_offsets, *o_sizes, *o_init, *o_acc;
-    Py_ssize_t r, max_states;
-    if (!PyArg_ParseTuple(args, "OOOOOnn", &o_tables, &o_offsets, &o_sizes, &o_init, &o_acc,
-                          &r, &max_states))
-        return NULL;
-    Py_buffer ba;
-    if (PyObject_GetBuffer(o_acc, &ba, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    Py_buffer bt, bo, bs, bi;
-    if (PyObject_GetBuffer(o_tables, &bt, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&ba);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_offsets, &bo, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&ba);
-        PyBuffer_Release(&bt);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_sizes, &bs, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&ba);
-        PyBuffer_Release(&bt);
-        PyBuffer_Release(&bo);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_init, &bi, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&ba);
-        PyBuffer_Release(&bt);
-        PyBuffer_Release(&bo);
-        PyBuffer_Release(&bs);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    Py_ssize_t k = bi.len / 4;
-    const int32_t *tables = bt.buf, *init = bi.buf, *sizes = bs.buf;
-    const int64_t *offsets = bo.buf;
-    Product p = {0};
-    int32_t *tmp = NULL;
-    int64_t *acc_off = NULL;
-    uint8_t *acc_out = NULL;
-    int32_t *comps_out = NULL;
-    const uint8_t *accepting = ba.buf;
-    int status = 0;   /* 0 ok, -1 memory, -2 too many states, -3 bad input */
-    if (bt.itemsize != 4 || bo.itemsize != 8 || bs.itemsize != 4 || bi.itemsize != 4 ||
-        bo.len / 8 != k || bs.len / 4 != k || r <= 0 || max_states <= 0) {
-        status = -3;
-        goto done;
-    }
-    acc_off = malloc(sizeof(int64_t) * (k ? k : 1));
-    if (!acc_off) {
-        status = -1;
-        goto done;
-    }
-    int64_t total = 0;
-    for (Py_ssize_t j = 0; j < k; j++) {
-        if (offsets[j] < 0 || sizes[j] < 0 || offsets[j] + (int64_t)sizes[j] * r > bt.len / 4 ||
-            init[j] >= sizes[j]) {
-            status = -3;
-            goto done;
+/* Byte classes of the union: bytes every component puts in the same class of its own.
+ * cls[b] is b's class (numbered by first byte), reps[c] the first byte of class c. */
+static int union_byte_classes(const int32_t *const *classes, Py_ssize_t k, int32_t *cls,
+                              int32_t *reps) {
+    uint64_t h[256];
+    for (int b = 0; b < 256; b++) h[b] = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t j = 0; j < k; j++)
+        for (int b = 0; b < 256; b++) {
+            h[b] ^= (uint64_t)(uint32_t)classes[j][b] + 0x9E3779B97F4A7C15ULL + (h[b] << 6) +
+                    (h[b] >> 2);
+            h[b] *= 0xBF58476D1CE4E5B9ULL;
         }
-        acc_off[j] = total;
-        total += sizes[j];
+    int n = 0;
+    for (int b = 0; b < 256; b++) {
+        int c = -1;
+        for (int e = 0; e < n && c < 0; e++) {
+            int rb = reps[e];
+            if (h[rb] != h[b]) continue;
+            Py_ssize_t j = 0;
+            while (j < k && classes[j][rb] == classes[j][b]) j++;
+            if (j == k) c = e;
+        }
+        if (c < 0) {
+            c = n++;
+            reps[c] = b;
+        }
+        cls[b] = c;
     }
-    if (total != ba.len) {
-        status = -3;
-        goto done;
-    }
-    p.cap = 64;
-    p.pool_cap = 64 + k;
-    p.pool = malloc(sizeof(int32_t) * 2 * p.pool_cap);
-    p.start = malloc(sizeof(int64_t) * p.cap);
-    p.count = malloc(sizeof(int32_t) * p.cap);
-    p.hash = malloc(sizeof(uint64_t) * p.cap);
-    p.ids = malloc(sizeof(int32_t) * p.cap * r);
-    tmp = malloc(sizeof(int32_t) * 2 * (k ? k : 1));
-    if (!p.pool || !p.start || !p.count || !p.hash || !p.ids || !tmp || rehash(&p, 256) < 0) {
-        status = -1;
-        goto done;
+    return n;
+}
+
+/* The product of the components' transitions restricted to class representatives ``tables``
+ * (offsets/sizes per component, r classes); status 0 ok, -1 memory, -2 too many states. */
+static int explore(Product *p, const int32_t *tables, const int64_t *offsets,
+                   const int32_t *init, Py_ssize_t k, Py_ssize_t r, Py_ssize_t max_states) {
+    p->cap = 64;
+    p->pool_cap = 64 + k;
+    p->pool = malloc(sizeof(int32_t) * 2 * p->pool_cap);
+    p->start = malloc(sizeof(int64_t) * p->cap);
+    p->count = malloc(sizeof(int32_t) * p->cap);
+    p->hash = malloc(sizeof(uint64_t) * p->cap);
+    p->ids = malloc(sizeof(int32_t) * p->cap * r);
+    int32_t *tmp = malloc(sizeof(int32_t) * 2 * (k ? k : 1));
+    if (!p->pool || !p->start || !p->count || !p->hash || !p->ids || !tmp ||
+        rehash(p, 256) < 0) {
+        free(tmp);
+        return -1;
     }
     Py_ssize_t m0 = 0;
     for (Py_ssize_t j = 0; j < k; j++)
@@ -195,16 +164,16 @@ static PyObject *product(PyObject *self, PyObject *args) {
             tmp[2 * m0 + 1] = init[j];
             m0++;
         }
-    if (add_state(&p, tmp, m0, hash_pairs(tmp, m0), r) < 0) {
-        status = -1;
-        goto done;
+    if (add_state(p, tmp, m0, hash_pairs(tmp, m0), r) < 0) {
+        free(tmp);
+        return -1;
     }
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t s = 0; s < p.n && status == 0; s++) {
+    int status = 0;
+    for (Py_ssize_t s = 0; s < p->n && status == 0; s++) {
         for (Py_ssize_t c = 0; c < r; c++) {
             /* the pool may move while interning: re-read the state's pairs every class */
-            const int32_t *live = p.pool + 2 * p.start[s];
-            Py_ssize_t n_live = p.count[s], m = 0;
+            const int32_t *live = p->pool + 2 * p->start[s];
+            Py_ssize_t n_live = p->count[s], m = 0;
             for (Py_ssize_t i = 0; i < n_live; i++) {
                 int32_t j = live[2 * i], q = live[2 * i + 1];
                 int32_t nq = tables[offsets[j] + (int64_t)q * r + c];
@@ -216,69 +185,258 @@ static PyObject *product(PyObject *self, PyObject *args) {
             }
             int64_t id = -1;
             if (m) {
-                id = intern(&p, tmp, m, r, max_states);
+                id = intern(p, tmp, m, r, max_states);
                 if (id < 0) { status = (int)id; break; }
             }
-            p.ids[s * r + c] = (int32_t)id;
+            p->ids[s * r + c] = (int32_t)id;
         }
     }
-    Py_END_ALLOW_THREADS
-    if (status == 0) {
-        acc_out = calloc((size_t)(p.n * k) + 1, 1);
-        comps_out = malloc(sizeof(int32_t) * ((size_t)(p.n * k) + 1));
-        if (!acc_out || !comps_out) {
-            status = -1;
-        } else {
-            memset(comps_out, 0xff, sizeof(int32_t) * (size_t)(p.n * k));
-            for (Py_ssize_t s = 0; s < p.n; s++) {
-                const int32_t *live = p.pool + 2 * p.start[s];
-                for (Py_ssize_t i = 0; i < p.count[s]; i++) {
-                    int32_t j = live[2 * i], q = live[2 * i + 1];
-                    comps_out[s * k + j] = q;
-                    acc_out[s * k + j] = accepting[acc_off[j] + q] != 0;
-                }
+    free(tmp);
+    return status;
+}
+
+/* Accepting classes: states whose accepting components are the same set share a class,
+ * numbered by first state. Fills acc_class[n] and cross[n] (-1 where the set is empty) and
+ * returns the list of classes as tuples of component positions (NULL on error). */
+static PyObject *accepting_classes(const Product *p, const uint8_t *accepting,
+                                   const int64_t *acc_off, Py_ssize_t k, int32_t *acc_class,
+                                   int32_t *cross) {
+    PyObject *members = PyList_New(0);
+    int32_t *set = malloc(sizeof(int32_t) * (k ? k : 1));
+    int32_t *pool = NULL, *first = NULL, *size = NULL;
+    uint64_t *hashes = NULL;
+    Py_ssize_t n_cls = 0, cap = 16, pool_n = 0, pool_cap = 64;
+    pool = malloc(sizeof(int32_t) * pool_cap);
+    first = malloc(sizeof(int32_t) * cap);
+    size = malloc(sizeof(int32_t) * cap);
+    hashes = malloc(sizeof(uint64_t) * cap);
+    if (!members || !set || !pool || !first || !size || !hashes) goto oom;
+    for (Py_ssize_t s = 0; s < p->n; s++) {
+        const int32_t *live = p->pool + 2 * p->start[s];
+        Py_ssize_t m = 0;
+        for (Py_ssize_t i = 0; i < p->count[s]; i++) {
+            int32_t j = live[2 * i], q = live[2 * i + 1];
+            if (accepting[acc_off[j] + q]) set[m++] = j;
+        }
+        uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)m;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            h ^= (uint64_t)(uint32_t)set[i] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+            h *= 0xBF58476D1CE4E5B9ULL;
+        }
+        Py_ssize_t c = 0;
+        for (; c < n_cls; c++)
+            if (hashes[c] == h && size[c] == m &&
+                memcmp(pool + first[c], set, sizeof(int32_t) * m) == 0)
+                break;
+        if (c == n_cls) {
+            if (n_cls == cap) {
+                cap *= 2;
+                int32_t *f2 = realloc(first, sizeof(int32_t) * cap);
+                if (!f2) goto oom;
+                first = f2;
+                int32_t *s2 = realloc(size, sizeof(int32_t) * cap);
+                if (!s2) goto oom;
+                size = s2;
+                uint64_t *h2 = realloc(hashes, sizeof(uint64_t) * cap);
+                if (!h2) goto oom;
+                hashes = h2;
             }
+            while (pool_n + m > pool_cap) {
+                pool_cap *= 2;
+                int32_t *p2 = realloc(pool, sizeof(int32_t) * pool_cap);
+                if (!p2) goto oom;
+                pool = p2;
+            }
+            memcpy(pool + pool_n, set, sizeof(int32_t) * m);
+            first[n_cls] = (int32_t)pool_n;
+            size[n_cls] = (int32_t)m;
+            hashes[n_cls] = h;
+            pool_n += m;
+            PyObject *t = PyTuple_New(m);
+            if (!t) goto fail;
+            for (Py_ssize_t i = 0; i < m; i++) {
+                PyObject *v = PyLong_FromLong(set[i]);
+                if (!v) { Py_DECREF(t); goto fail; }
+                PyTuple_SET_ITEM(t, i, v);
+            }
+            int bad = PyList_Append(members, t) < 0;
+            Py_DECREF(t);
+            if (bad) goto fail;
+            n_cls++;
         }
+        acc_class[s] = (int32_t)c;
+        cross[s] = m ? (int32_t)c : -1;
     }
-done:
-    if (status == 0) {
-        PyObject *ids = PyBytes_FromStringAndSize((const char *)p.ids, sizeof(int32_t) * p.n * r);
-        PyObject *comps = PyBytes_FromStringAndSize((const char *)comps_out,
-                                                    sizeof(int32_t) * p.n * k);
-        PyObject *acc = PyBytes_FromStringAndSize((const char *)acc_out, p.n * k);
-        if (ids && comps && acc) result = Py_BuildValue("nOOO", p.n, ids, comps, acc);
-        Py_XDECREF(ids);
-        Py_XDECREF(comps);
-        Py_XDECREF(acc);
-    } else if (status == -2) {
-        result = Py_BuildValue("nyyy", (Py_ssize_t)-1, "", "", "");
-    } else if (status == -1) {
+    free(set);
+    free(pool);
+    free(first);
+    free(size);
+    free(hashes);
+    return members;
+oom:
+    PyErr_NoMemory();
+fail:
+    Py_XDECREF(members);
+    free(set);
+    free(pool);
+    free(first);
+    free(size);
+    free(hashes);
+    return NULL;
+}
+
+#define MAX_COMPONENTS 100000
+
+static PyObject *lexer_tables(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_tables, *o_classes, *o_acc, *o_init;
+    Py_ssize_t max_states;
+    if (!PyArg_ParseTuple(args, "O!O!O!On", &PyList_Type, &o_tables, &PyList_Type, &o_classes,
+                          &PyList_Type, &o_acc, &o_init, &max_states))
+        return NULL;
+    Py_ssize_t k = PyList_GET_SIZE(o_tables);
+    if (PyList_GET_SIZE(o_classes) != k || PyList_GET_SIZE(o_acc) != k || k > MAX_COMPONENTS ||
+        max_states <= 0) {
+        PyErr_SetString(PyExc_ValueError, "lexer_tables: inconsistent component lists");
+        return NULL;
+    }
+    Py_buffer *bufs = calloc((size_t)(3 * k + 1), sizeof(Py_buffer));
+    const int32_t **full = malloc(sizeof(int32_t *) * (size_t)(k + 1));
+    const int32_t **classes = malloc(sizeof(int32_t *) * (size_t)(k + 1));
+    int32_t *sizes = malloc(sizeof(int32_t) * (size_t)(k + 1));
+    int64_t *offsets = malloc(sizeof(int64_t) * (size_t)(k + 1));
+    int64_t *acc_off = malloc(sizeof(int64_t) * (size_t)(k + 1));
+    uint8_t *accepting = NULL;
+    int32_t *reduced = NULL, *trans = NULL, *comps = NULL, *acc_class = NULL, *cross = NULL;
+    Product p = {0};
+    PyObject *result = NULL;
+    Py_ssize_t got = 0;
+    Py_buffer bi = {0};
+    int have_init = 0;
+    if (!bufs || !full || !classes || !sizes || !offsets || !acc_off) {
         PyErr_NoMemory();
-    } else {
-        PyErr_SetString(PyExc_ValueError, "product: inconsistent tables, offsets or sizes");
+        goto done;
     }
+    if (PyObject_GetBuffer(o_init, &bi, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+    have_init = 1;
+    if (bi.itemsize != 4 || bi.len != 4 * k) {
+        PyErr_SetString(PyExc_ValueError, "lexer_tables: init must hold one int32 per component");
+        goto done;
+    }
+    const int32_t *init = bi.buf;
+    int64_t total_states = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *objs[3] = {PyList_GET_ITEM(o_tables, j), PyList_GET_ITEM(o_classes, j),
+                             PyList_GET_ITEM(o_acc, j)};
+        for (int t = 0; t < 3; t++) {
+            if (PyObject_GetBuffer(objs[t], &bufs[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+                goto done;
+            got++;
+        }
+        Py_buffer *bt = &bufs[got - 3], *bc = &bufs[got - 2], *ba = &bufs[got - 1];
+        if (bt->itemsize != 4 || bt->len % (4 * 256) || bc->itemsize != 4 ||
+            bc->len != 4 * 256 || ba->itemsize != 1 || ba->len != bt->len / (4 * 256) ||
+            init[j] >= ba->len) {
+            PyErr_SetString(PyExc_ValueError, "lexer_tables: inconsistent component tables");
+            goto done;
+        }
+        full[j] = bt->buf;
+        classes[j] = bc->buf;
+        sizes[j] = (int32_t)ba->len;
+        acc_off[j] = total_states;
+        total_states += ba->len;
+    }
+    int32_t cls[256], reps[256];
+    Py_ssize_t r = union_byte_classes(classes, k, cls, reps);
+    reduced = malloc(sizeof(int32_t) * (size_t)(total_states * r + 1));
+    accepting = malloc((size_t)total_states + 1);
+    if (!reduced || !accepting) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t off = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        offsets[j] = off;
+        const int32_t *t = full[j];
+        for (int32_t q = 0; q < sizes[j]; q++)
+            for (Py_ssize_t c = 0; c < r; c++)
+                reduced[off + (int64_t)q * r + c] = t[(int64_t)q * 256 + reps[c]];
+        off += (int64_t)sizes[j] * r;
+        memcpy(accepting + acc_off[j], bufs[3 * j + 2].buf, (size_t)sizes[j]);
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = explore(&p, reduced, offsets, init, k, r, max_states);
+    Py_END_ALLOW_THREADS
+    if (status == -2) {
+        result = Py_BuildValue("nOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
+                               Py_None);
+        goto done;
+    }
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t n = p.n;
+    trans = malloc(sizeof(int32_t) * (size_t)(n * 256));
+    comps = malloc(sizeof(int32_t) * (size_t)(n * k + 1));
+    acc_class = malloc(sizeof(int32_t) * (size_t)n);
+    cross = malloc(sizeof(int32_t) * (size_t)n);
+    if (!trans || !comps || !acc_class || !cross) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *row = p.ids + s * r;
+        int32_t *out = trans + s * 256;
+        for (int b = 0; b < 256; b++) out[b] = row[cls[b]];
+    }
+    memset(comps, 0xff, sizeof(int32_t) * (size_t)(n * k));
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *live = p.pool + 2 * p.start[s];
+        for (Py_ssize_t i = 0; i < p.count[s]; i++) comps[s * k + live[2 * i]] = live[2 * i + 1];
+    }
+    PyObject *members = accepting_classes(&p, accepting, acc_off, k, acc_class, cross);
+    if (!members) goto done;
+    PyObject *b_trans = PyBytes_FromStringAndSize((const char *)trans, 4 * n * 256);
+    PyObject *b_comps = PyBytes_FromStringAndSize((const char *)comps, 4 * n * k);
+    PyObject *b_class = PyBytes_FromStringAndSize((const char *)acc_class, 4 * n);
+    PyObject *b_cross = PyBytes_FromStringAndSize((const char *)cross, 4 * n);
+    if (b_trans && b_comps && b_class && b_cross)
+        result = Py_BuildValue("nOOOOO", n, b_trans, b_comps, b_class, b_cross, members);
+    Py_XDECREF(b_trans);
+    Py_XDECREF(b_comps);
+    Py_XDECREF(b_class);
+    Py_XDECREF(b_cross);
+    Py_DECREF(members);
+done:
+    for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&bufs[i]);
+    if (have_init) PyBuffer_Release(&bi);
+    free(bufs);
+    free(full);
+    free(classes);
+    free(sizes);
+    free(offsets);
+    free(acc_off);
+    free(accepting);
+    free(reduced);
+    free(trans);
+    free(comps);
+    free(acc_class);
+    free(cross);
     free(p.pool);
     free(p.start);
     free(p.count);
     free(p.hash);
     free(p.ids);
     free(p.slots);
-    free(tmp);
-    free(comps_out);
-    free(acc_off);
-    free(acc_out);
-    PyBuffer_Release(&ba);
-    PyBuffer_Release(&bt);
-    PyBuffer_Release(&bo);
-    PyBuffer_Release(&bs);
-    PyBuffer_Release(&bi);
     return result;
 }
 
 static PyMethodDef methods[] = {
-    {"product", product, METH_VARARGS,
-     "product(tables, offsets, sizes, init, accepting, n_classes, max_states) -> "
-     "(n, ids, comps, acc)"},
+    {"lexer_tables", lexer_tables, METH_VARARGS,
+     "lexer_tables(tables, classes, accepting, init, max_states) -> "
+     "(n, trans, comps, acc_class, cross_class, classes)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_product",

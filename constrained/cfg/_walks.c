@@ -77,20 +77,62 @@ static void loop_bytes(const int32_t *trans, int32_t s, uint64_t out[4]) {
         if (row[b] == s) out[b >> 6] |= 1ULL << (b & 63);
 }
 
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* [(class, nodes as int32 bytes)] by increasing class, nodes in walk order within a class */
+static PyObject *crossing_groups(const int32_t *nodes, const int32_t *cls, Py_ssize_t n) {
+    PyObject *list = PyList_New(0);
+    if (!list || n == 0) return list;
+    int64_t *key = malloc(sizeof(int64_t) * (size_t)n);
+    int32_t *buf = malloc(sizeof(int32_t) * (size_t)n);
+    if (!key || !buf) {
+        free(key);
+        free(buf);
+        Py_DECREF(list);
+        return PyErr_NoMemory();
+    }
+    int sorted = 1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        key[k] = ((int64_t)cls[k] << 32) | (int64_t)k;
+        if (k && cls[k] < cls[k - 1]) sorted = 0;
+    }
+    if (!sorted) qsort(key, (size_t)n, sizeof(int64_t), cmp_i64);
+    for (Py_ssize_t a = 0; a < n;) {
+        int32_t c = (int32_t)(key[a] >> 32);
+        Py_ssize_t b = a;
+        for (; b < n && (int32_t)(key[b] >> 32) == c; b++) buf[b - a] = nodes[key[b] & 0xffffffff];
+        PyObject *item = Py_BuildValue("(iy#)", c, (const char *)buf, (Py_ssize_t)(4 * (b - a)));
+        if (!item || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(list);
+            list = NULL;
+            break;
+        }
+        Py_DECREF(item);
+        a = b;
+    }
+    free(key);
+    free(buf);
+    return list;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[N_BUF];
     long long start, max_depth;
     long long text_start;
-    /* trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
+    /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
        roots, out_words, text, text_start, clean, sim */
     if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOO", &objs[0], &objs[1], &start, &objs[2],
                           &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
                           &objs[13], &objs[14]))
         return NULL;
-    static const Py_ssize_t sizes[N_BUF] = {4, 1, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1};
-    static const char *names[N_BUF] = {"trans", "acc", "node_byte", "depth", "skip", "lo",
+    static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1};
+    static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
                                        "hi", "own", "token_ids", "sub", "roots", "out_words",
                                        "text", "clean", "sim"};
     Py_buffer v[N_BUF];
@@ -107,7 +149,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         }
     }
     const int32_t *trans = v[0].buf;
-    const uint8_t *acc = v[1].buf, *node_byte = v[2].buf;
+    const int32_t *cross = v[1].buf;     /* class of the terminals a lexeme ends with, or -1 */
+    const uint8_t *node_byte = v[2].buf;
     const int16_t *depth = v[3].buf;
     const int32_t *skip = v[4].buf, *lo = v[5].buf, *hi = v[6].buf, *own = v[7].buf;
     const int32_t *token_ids = v[8].buf;
@@ -125,7 +168,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
     int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
               text_start < 0 || text_start >= n_text || text_start > 7 ||
-              v[13].len != n_nodes || v[14].len != n_states;
+              v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states;
     for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
         bad = roots[r] < 0 || roots[r] >= n_nodes;
         if (!bad) {
@@ -206,9 +249,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 for (int32_t k = lo[i], e = lo[i] + own[i]; k < e; k++) EMIT(k);
                 i++;
             } else {
-                if (acc[s]) {
+                if (cross[s] >= 0) {
                     out_nodes[n_cross] = (int32_t)i;
-                    out_states[n_cross++] = s;
+                    out_states[n_cross++] = cross[s];
                 }
                 i = skip[i];
             }
@@ -226,12 +269,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     } else {
         PyObject *ok = as_words ? (Py_INCREF(Py_None), Py_None)
                                 : PyBytes_FromStringAndSize((const char *)out_ok, 4 * n_ok);
-        PyObject *nodes = PyBytes_FromStringAndSize((const char *)out_nodes, 4 * n_cross);
-        PyObject *states = PyBytes_FromStringAndSize((const char *)out_states, 4 * n_cross);
-        if (ok && nodes && states) result = Py_BuildValue("nOOO", n_ok, ok, nodes, states);
+        PyObject *groups = crossing_groups(out_nodes, out_states, n_cross);
+        if (ok && groups) result = Py_BuildValue("nOO", n_ok, ok, groups);
         Py_XDECREF(ok);
-        Py_XDECREF(nodes);
-        Py_XDECREF(states);
+        Py_XDECREF(groups);
     }
     free(out_ok);
     free(out_nodes);

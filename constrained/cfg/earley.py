@@ -1,7 +1,10 @@
 """Earley recognizer over terminals, with columns as immutable, interned snapshots.
 
 A ``Column`` is the Earley item set after some sequence of lexemes. Items are
-``(alternative, dot, origin)`` where ``origin`` is an earlier Column (or ``None``: this column).
+``(alternative, dot, origin)`` where ``origin`` indexes the column's ``origins`` (earlier
+Columns), or is -1 for this column. Items are tuples of ints so that the garbage collector
+stops tracking them: a long generation creates many columns, and a full collection otherwise
+walks every item of every one.
 Columns never change once built, so a parser state is just a Column reference (rollback is free)
 and ``advance(terminals)`` memoizes its result per column.
 
@@ -22,11 +25,11 @@ from typing import Iterable
 
 from .prepare import PreparedGrammar
 
-Item = tuple  # (alternative, dot, origin Column | None)
+Item = tuple  # (alternative, dot, origin index | -1)
 
 
 class _Predictions:
-    """The closure of predicting a set of nonterminals: items ``(alt, dot, None)`` only.
+    """The closure of predicting a set of nonterminals: items ``(alt, dot, -1)`` only.
 
     Predicted items start in the column being built, so (with nullable rules advanced at
     prediction time) their closure never depends on earlier columns: it is computed once per
@@ -42,7 +45,7 @@ class _Predictions:
         agenda = []
         for n in roots:
             for a in by_lhs.get(n, ()):
-                items.add((a, 0, None))
+                items.add((a, 0, -1))
         agenda = list(items)
         predicted = set(roots)
         by_next: dict[int, list] = {}
@@ -57,48 +60,56 @@ class _Predictions:
                 if sym not in predicted:
                     predicted.add(sym)
                     for a2 in by_lhs.get(sym, ()):
-                        new = (a2, 0, None)
+                        new = (a2, 0, -1)
                         if new not in items:
                             items.add(new)
                             agenda.append(new)
                 if sym in nullable:
-                    new = (a, d + 1, None)
+                    new = (a, d + 1, -1)
                     if new not in items:
                         items.add(new)
                         agenda.append(new)
         self.by_next = {k: tuple(v) for k, v in by_next.items()}
         self.expected = frozenset(k for k in by_next if k < n_term)
-        self.complete = (0, 1, None) in items
+        self.complete = (0, 1, -1) in items
         self.items = frozenset(items)
 
 
 class Column:
     """An immutable Earley item set (see the module docstring).
 
-    Items with a real origin are kept per column; items predicted here (origin ``None``) come
-    from a shared ``_Predictions`` object.
+    Items with a real origin are kept per column; items predicted here (origin -1) come from a
+    shared ``_Predictions`` object.
     """
 
-    __slots__ = ("id", "parser", "dynamic", "by_next", "static", "expected", "candidates",
-                 "complete", "_advance", "_core", "__weakref__")
+    __slots__ = ("id", "parser", "origins", "dynamic", "by_next", "static", "expected",
+                 "candidates", "complete", "_advance", "_core", "__weakref__")
 
-    def __init__(self, parser: "EarleyParser", kernel: Iterable[Item], cid: int,
+    def __init__(self, parser: "EarleyParser", kernel: Iterable[tuple], cid: int,
                  roots: frozenset = frozenset()) -> None:
+        """``kernel``: items ``(alternative, dot, origin Column)``."""
         self.id = cid
         self.parser = parser
         g = parser.grammar
         rhs, lhs, nullable = g.rhs, g.lhs, g.nullable
         n_term = g.n_terminals
+        origins: list[Column] = []
+        index: dict[int, int] = {}      # id(origin Column) -> position in origins
         items: set = set()
         by_next: dict[int, list] = {}
         predict: set[int] = set(roots)
         agenda = []
-        for it in kernel:
+        for a, d, o in kernel:
+            k = index.get(id(o))
+            if k is None:
+                k = index[id(o)] = len(origins)
+                origins.append(o)
+            it = (a, d, k)
             if it not in items:
                 items.add(it)
                 agenda.append(it)
         while agenda:
-            a, d, o = it = agenda.pop()
+            a, d, k = it = agenda.pop()
             r = rhs[a]
             if d < len(r):
                 sym = r[d]
@@ -110,24 +121,32 @@ class Column:
                 if sym >= n_term:
                     predict.add(sym)
                     if sym in nullable:
-                        new = (a, d + 1, o)
+                        new = (a, d + 1, k)
                         if new not in items:
                             items.add(new)
                             agenda.append(new)
             else:
-                for a2, d2, o2 in o.expecting(lhs[a]):
-                    new = (a2, d2 + 1, o if o2 is None else o2)
+                o = origins[k]
+                o_origins = o.origins
+                for a2, d2, k2 in o.expecting(lhs[a]):
+                    src = o if k2 < 0 else o_origins[k2]
+                    k3 = index.get(id(src))
+                    if k3 is None:
+                        k3 = index[id(src)] = len(origins)
+                        origins.append(src)
+                    new = (a2, d2 + 1, k3)
                     if new not in items:
                         items.add(new)
                         agenda.append(new)
-        self.dynamic = frozenset(items)
-        self.by_next = by_next
+        self.origins = tuple(origins)
+        self.dynamic = tuple(items)
+        expected = frozenset(k for k in by_next if k < n_term)
+        self.by_next = {sym: tuple(lst) for sym, lst in by_next.items()}
         self.static = parser._predictions(frozenset(predict))
-        self.expected = frozenset(k for k in by_next if k < n_term) | self.static.expected
-        self.candidates = self.expected | g.ignore
+        self.expected, self.candidates = parser._terminal_sets(expected, self.static)
         # the start alternative is only ever predicted in the initial column
-        self.complete = self.static.complete or \
-            (0, 1, getattr(parser, "initial", None)) in items
+        k0 = index.get(id(getattr(parser, "initial", None)))
+        self.complete = self.static.complete or (k0 is not None and (0, 1, k0) in items)
         self._advance: dict[frozenset, Column | None] = {}
         self._core: frozenset | None = None
 
@@ -139,14 +158,16 @@ class Column:
         return self._core
 
     def expecting(self, sym: int) -> tuple:
-        """Items of this column whose next symbol is ``sym``."""
+        """Items of this column whose next symbol is ``sym`` (origins index ``origins``)."""
         dyn = self.by_next.get(sym)
         sta = self.static.by_next.get(sym, ())
-        return tuple(dyn) + sta if dyn else sta
+        return dyn + sta if dyn else sta
 
-    @property
-    def items(self) -> frozenset:
-        return self.dynamic | self.static.items
+    def kernel_items(self) -> list[tuple]:
+        """Every item as ``(alternative, dot, origin Column)``."""
+        origins = self.origins
+        return [(a, d, origins[k]) for a, d, k in self.dynamic] + \
+            [(a, d, self) for a, d, _ in self.static.items]
 
     def advance(self, terminals: frozenset) -> "Column | None":
         """The column after one lexeme matched by any of ``terminals`` (None when none fits).
@@ -174,11 +195,21 @@ class EarleyParser:
         self.grammar = grammar
         self.max_interned = max_interned
         self._ids = itertools.count()
-        self._interned: dict[frozenset, Column] = {}
+        self._interned: dict[tuple, Column] = {}
         self._static: dict[frozenset, _Predictions] = {}
+        self._sets: dict[tuple, tuple] = {}
         self._lock = threading.Lock()
         start = grammar.lhs[0]
         self.initial = Column(self, (), next(self._ids), frozenset((start,)))
+
+    def _terminal_sets(self, expected: frozenset, static: _Predictions) -> tuple:
+        """(expected terminals, lexer candidates), shared by the columns that have them."""
+        key = (expected, static)
+        sets = self._sets.get(key)
+        if sets is None:
+            exp = expected | static.expected
+            sets = self._sets.setdefault(key, (exp, exp | self.grammar.ignore))
+        return sets
 
     def _predictions(self, roots: frozenset) -> _Predictions:
         pred = self._static.get(roots)
@@ -186,8 +217,8 @@ class EarleyParser:
             pred = self._static.setdefault(roots, _Predictions(self.grammar, roots))
         return pred
 
-    def _column(self, kernel: tuple) -> Column:
-        key = frozenset((a, d, -1 if o is None else o.id) for a, d, o in kernel)
+    def _column(self, kernel: list) -> Column:
+        key = tuple(sorted([(a, d, o.id) for a, d, o in kernel]))
         col = self._interned.get(key)
         if col is None:
             col = Column(self, kernel, next(self._ids))
@@ -199,12 +230,13 @@ class EarleyParser:
 
     def _advance(self, col: Column, terminals: frozenset) -> Column | None:
         ignore = self.grammar.ignore
-        kernel = []
+        origins = col.origins
+        kernel = set()
         for t in terminals:
-            for a, d, o in col.expecting(t):
-                kernel.append((a, d + 1, col if o is None else o))
+            for a, d, k in col.expecting(t):
+                kernel.add((a, d + 1, col if k < 0 else origins[k]))
         if not kernel:
             return col if terminals & ignore else None
         if terminals & ignore:
-            kernel.extend((a, d, col if o is None else o) for a, d, o in col.items)
-        return self._column(tuple(set(kernel)))
+            kernel.update(col.kernel_items())
+        return self._column(list(kernel))

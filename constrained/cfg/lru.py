@@ -1,42 +1,56 @@
-"""A small thread-safe LRU cache: every cache of the CFG engine is bounded by one of these."""
+"""A small bounded cache: every cache of the CFG engine is bounded by one of these.
+
+Two generations approximate least-recently-used eviction at the cost of a dict lookup: entries
+go to the young generation; when it holds half the capacity, the old generation is dropped and
+the young one becomes old; an old entry that is read again moves back to the young one. Reads
+take no lock (single dict operations are atomic in CPython); writes do.
+"""
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from typing import Any, Hashable
 
 
 class LRUCache:
-    """At most ``capacity`` entries; the least recently used one goes first."""
+    """At most ``capacity`` entries; entries not read for about ``capacity / 2`` insertions go
+    first. ``None`` is not a storable value (it means a miss)."""
 
     def __init__(self, capacity: int) -> None:
-        self.capacity = max(1, int(capacity))
-        self._data: OrderedDict = OrderedDict()
+        self.capacity = max(2, int(capacity))
+        self._half = self.capacity // 2
+        self._young: dict = {}
+        self._old: dict = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, default: Any = None) -> Any:
-        with self._lock:
-            try:
-                self._data.move_to_end(key)
-            except KeyError:
-                return default
-            return self._data[key]
+        value = self._young.get(key)
+        if value is not None:
+            return value
+        value = self._old.get(key)
+        if value is None:
+            return default
+        return self.put(key, value)
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Store ``value`` (or keep an equal key's existing value) and return the stored one."""
         with self._lock:
-            old = self._data.get(key)
+            young = self._young
+            old = young.get(key)
             if old is not None:
-                self._data.move_to_end(key)
                 return old
-            self._data[key] = value
-            if len(self._data) > self.capacity:
-                self._data.popitem(last=False)
+            old = self._old.get(key)
+            if old is not None:
+                value = old
+            if len(young) >= self._half:
+                self._old = young
+                young = self._young = {}
+            young[key] = value
             return value
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._young) + len(self._old)
 
     def clear(self) -> None:
         with self._lock:
-            self._data.clear()
+            self._young = {}
+            self._old = {}

@@ -6,11 +6,13 @@ the current lexeme (allowed: the lexer is still alive at their end) and tokens t
 lexeme at some byte (at a trie node), grouped by the terminal set the lexeme completes. Only
 those groups touch the parser: the column advances over the group's terminals and the subtrees
 below the group's nodes are read from a new lexeme of the next column's candidate set,
-recursing for tokens that span several lexemes (``"},{"``). Walks below the root depend only on
-the candidate set they start in (the nodes are fixed by the path, the *edge*), so each is
-computed once per (edge, candidate set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls (memoized per
-column), and whole masks are memoized by (column id, q). Every cache is bounded. The walks
-themselves run in C (token_tables).
+recursing for tokens that span several lexemes (``"},{"``). A walk below the root depends only
+on the trie nodes it starts from (the *edge*, identified by content: different paths often reach
+the same nodes) and the candidate set it reads with, so each is computed once per (edge,
+candidate set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls
+(memoized per column); whole masks are memoized by (column id, q), and the large subtrees below
+the root's children by (edge, column id), since new lexer states and new columns often lead to
+known columns. Every cache is bounded. The walks themselves run in C (token_tables).
 """
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
 _PACK = 512
+# subtrees whose traversal visits at least this many nodes keep their result per column
+_MEMO_VISITS = 8
+_NO_IDS = np.zeros(0, dtype=np.int32)
+_MAX_EDGE_BYTES = 64 << 20
 
 
 class _Node:
@@ -61,15 +67,21 @@ class MaskEngine:
         self.disk = disk_cache
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
-        self._node_ids: dict[tuple, int] = {}
-        self._next_node = itertools.count(1)
+        self._subtrees = LRUCache(table_cache_size)      # (edge, column id) -> (words, ids)
+        self._edge_ids: dict[bytes, int] = {}           # trie node set -> edge id
+        self._edge_bytes = 0
+        self._next_edge = itertools.count(1)
 
-    def _edge(self, key: tuple) -> int:
-        nid = self._node_ids.get(key)
+    def _edge(self, roots: np.ndarray) -> int:
+        """A small id for a set of trie nodes (walks below equal sets are equal)."""
+        key = roots.tobytes()
+        nid = self._edge_ids.get(key)
         if nid is None:
-            if len(self._node_ids) > 200_000:
-                self._node_ids.clear()   # ids are never reused: old cache entries just miss
-            nid = self._node_ids.setdefault(key, next(self._next_node))
+            if len(self._edge_ids) >= 100_000 or self._edge_bytes > _MAX_EDGE_BYTES:
+                self._edge_ids = {}     # ids are never reused: old cache entries just miss
+                self._edge_bytes = 0
+            self._edge_bytes += len(key)
+            nid = self._edge_ids.setdefault(key, next(self._next_edge))
         return nid
 
     def mask(self, state: State) -> np.ndarray:
@@ -85,9 +97,12 @@ class MaskEngine:
 
     def _compute(self, col: Column, q: int) -> np.ndarray:
         out = np.zeros(self.words, dtype=np.int32)
+        words: list[np.ndarray] = []
         ids: list[np.ndarray] = []
         root = self._root(col.candidates, q)
-        self._collect(root, col, out, ids)
+        self._collect(root, col, words, ids)
+        for w in words:
+            np.bitwise_or(out, w, out=out)
         if ids:
             allids = np.concatenate(ids)
             if len(allids):
@@ -96,15 +111,28 @@ class MaskEngine:
             set_bits(out, self.eos_ids)
         return out
 
-    def _collect(self, node: _Node, col: Column, out: np.ndarray, ids: list) -> None:
+    def _collect(self, node: _Node, col: Column, words: list, ids: list,
+                 top: bool = True) -> int:
+        """Appends the packed words and id arrays of ``node`` read at ``col``; returns how many
+        nodes were visited. The subtrees below the root's children are memoized by (edge,
+        column) when large: a new lexer state or column often leads to known columns."""
         if node.words is not None:
-            np.bitwise_or(out, node.words, out=out)
+            words.append(node.words)
         elif len(node.ids):
             ids.append(node.ids)
+        visited = 1
         for terms, edge, roots, resolved in node.children:
             nxt = col.advance(terms)
             if nxt is None:
                 continue
+            if top:
+                key = (edge, nxt.id)
+                done = self._subtrees.get(key)
+                if done is not None:
+                    words.extend(done[0])
+                    ids.append(done[1])
+                    visited += 1
+                    continue
             # children already walked for this candidate set are linked from their parent,
             # skipping the shared cache (they live as long as the parent does)
             child = resolved.get(nxt.candidates)
@@ -112,7 +140,14 @@ class MaskEngine:
                 child = self._child(edge, nxt.candidates, roots)
                 if len(resolved) < 8:
                     resolved[nxt.candidates] = child
-            self._collect(child, nxt, out, ids)
+            w0, i0 = len(words), len(ids)
+            n = self._collect(child, nxt, words, ids, False)
+            if top and n >= _MEMO_VISITS:
+                sub = ids[i0:]
+                self._subtrees.put(key, (tuple(words[w0:]),
+                                         np.concatenate(sub) if sub else _NO_IDS))
+            visited += n
+        return visited
 
     # walks ---------------------------------------------------------------------------------
     def _root(self, candidates: frozenset, q: int) -> _Node:
@@ -134,6 +169,5 @@ class MaskEngine:
         return node
 
     def _node(self, key: tuple, ok: np.ndarray, packed: bool, groups: list) -> _Node:
-        edge = self._edge(key)
-        children = tuple((terms, self._edge((edge, terms)), p, {}) for terms, p in groups)
+        children = tuple((terms, self._edge(p), p, {}) for terms, p in groups)
         return self._nodes.put(key, _Node(ok, packed, children, self.vocab.size))

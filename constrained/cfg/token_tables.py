@@ -96,25 +96,13 @@ _NONE = np.zeros(0, dtype=np.int32)
 
 def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_words: bool):
     words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
-    _, ok, nodes, states = _walks.walk(lexer.trans, lexer.acc_u8, int(start), trie.node_byte,
-                                       trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
-                                       trie.token_ids, trie.sub, trie.max_depth, roots, words,
-                                       _TEXT.transitions, _TEXT.initial, trie.clean,
-                                       lexer.simulates_text)
-    nodes = np.frombuffer(nodes, dtype=np.int32)
-    n_cross = len(nodes)
-    states = np.frombuffer(states, dtype=np.int32)
-    groups = []
-    if n_cross:
-        cls = lexer.acc_class[states]
-        if cls.min() == cls.max():
-            groups.append((lexer.class_terms[int(cls[0])], nodes))
-        else:
-            order = np.argsort(cls, kind="stable")
-            cls, nodes = cls[order], nodes[order]
-            bounds = np.flatnonzero(cls[1:] != cls[:-1]) + 1
-            groups = [(lexer.class_terms[int(c[0])], n)
-                      for c, n in zip(np.split(cls, bounds), np.split(nodes, bounds))]
+    _, ok, groups = _walks.walk(lexer.trans, lexer.cross_class, int(start), trie.node_byte,
+                                trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
+                                trie.token_ids, trie.sub, trie.max_depth, roots, words,
+                                _TEXT.transitions, _TEXT.initial, trie.clean,
+                                lexer.simulates_text)
+    terms = lexer.class_terms
+    groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups
 
 
