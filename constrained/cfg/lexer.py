@@ -9,6 +9,8 @@ states numbered in BFS order from ``initial`` (0, the empty lexeme, never re-ent
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from ..automata import ByteDFA
@@ -36,9 +38,7 @@ class Lexer:
         # states with the same accepted terminal set end a lexeme alike: one class each
         self.class_terms: list[frozenset[int]] = [frozenset(order[j] for j in m)
                                                   for m in members]
-        acc_class = np.frombuffer(acc_class, dtype=np.int32)
-        self.accepting_terms: list[frozenset[int]] = [self.class_terms[c]
-                                                      for c in acc_class.tolist()]
+        self._acc_class = np.frombuffer(acc_class, dtype=np.int32)
         # for the C walks: the class a lexeme ending in each state completes, -1 if none
         self.cross_class = np.frombuffer(cross, dtype=np.int32)
         self.acc_any = self.cross_class >= 0
@@ -49,6 +49,12 @@ class Lexer:
         self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, len(order))
         self.initial = 0
+
+    @cached_property
+    def accepting_terms(self) -> list[frozenset[int]]:
+        """Per state, the candidates that fully match the lexeme (empty: none)."""
+        terms = self.class_terms
+        return [terms[c] for c in self._acc_class.tolist()]
 
     @property
     def n_states(self) -> int:
