@@ -44,13 +44,14 @@ class CompiledCFG(CompiledGrammar):
 def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000,
                 max_lexer_states: int = 20_000, max_dfa_states: int | None = None,
                 mask_cache_size: int = 2048, table_cache_size: int = 65536,
-                warm: bool = True, **options) -> CompiledCFG:
+                column_cache_size: int = 50_000, warm: bool = True, **options) -> CompiledCFG:
     """Compile a context-free ``grammar`` for ``vocab``.
 
     Options: ``max_rules`` (alternatives), ``max_lexer_states`` (states of one lexer, i.e. the
     union DFA of one candidate terminal set), ``max_dfa_states`` (per terminal; the regex option
     ``max_states`` is accepted as an alias) raise LimitExceededError when exceeded;
-    ``mask_cache_size`` and ``table_cache_size`` bound the memoized masks and walk results;
+    ``mask_cache_size`` and ``table_cache_size`` bound the memoized masks and walk results,
+    ``column_cache_size`` the parser states kept for reuse (twice as many advance results);
     ``warm`` builds the first lexer at compile time; ``cache`` (default True) keeps the
     vocabulary's token trie on disk (``$CONSTRAINED_CACHE_DIR``) for later processes. The regex option
     ``precompute`` is accepted and ignored.
@@ -61,7 +62,8 @@ def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000
     if max_dfa_states is None:
         max_dfa_states = int(options.get("max_states", 10_000))
     prepared = prepare_grammar(grammar, max_rules=max_rules, max_dfa_states=max_dfa_states)
-    runtime = Runtime(prepared, max_lexer_states=max_lexer_states)
+    runtime = Runtime(prepared, max_lexer_states=max_lexer_states,
+                      max_columns=column_cache_size)
     engine = MaskEngine(runtime, vocab, mask_cache_size=mask_cache_size,
                         table_cache_size=table_cache_size, disk_cache=bool(options.get("cache", True)))
     compiled = CompiledCFG(grammar, vocab, prepared, runtime, engine)

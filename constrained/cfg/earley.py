@@ -6,7 +6,8 @@ Columns), or is -1 for this column. Items are tuples of ints so that the garbage
 stops tracking them: a long generation creates many columns, and a full collection otherwise
 walks every item of every one.
 Columns never change once built, so a parser state is just a Column reference (rollback is free)
-and ``advance(terminals)`` memoizes its result per column.
+and ``advance(terminals)`` results are memoized by the parser in a bounded cache (a column keeps
+no reference to its successors, so columns nobody uses any more are freed).
 
 Columns are interned by their kernel (the scanned items and their origins' identities), so equal
 parse situations share one object and one ``id``; masks and tables keyed by ``Column.id`` are
@@ -23,9 +24,12 @@ import itertools
 import threading
 from typing import Iterable
 
+from .lru import LRUCache
 from .prepare import PreparedGrammar
 
 Item = tuple  # (alternative, dot, origin index | -1)
+
+_DEAD = object()    # a memoized advance that fits no item
 
 
 class _Predictions:
@@ -83,7 +87,7 @@ class Column:
     """
 
     __slots__ = ("id", "parser", "origins", "dynamic", "by_next", "static", "expected",
-                 "candidates", "complete", "_advance", "_core", "__weakref__")
+                 "candidates", "complete", "_core", "__weakref__")
 
     def __init__(self, parser: "EarleyParser", kernel: Iterable[tuple], cid: int,
                  roots: frozenset = frozenset()) -> None:
@@ -147,7 +151,6 @@ class Column:
         # the start alternative is only ever predicted in the initial column
         k0 = index.get(id(getattr(parser, "initial", None)))
         self.complete = self.static.complete or (k0 is not None and (0, 1, k0) in items)
-        self._advance: dict[frozenset, Column | None] = {}
         self._core: frozenset | None = None
 
     def core(self) -> frozenset:
@@ -175,25 +178,34 @@ class Column:
         Ignored terminals leave the column unchanged; a lexeme that is both ignorable and an
         expected terminal gives the union of both outcomes.
         """
-        try:
-            return self._advance[terminals]
-        except KeyError:
-            pass
-        col = self.parser._advance(self, terminals)
-        if len(self._advance) < 256:
-            self._advance[terminals] = col
+        parser = self.parser
+        tid = parser._terminal_set_ids.get(terminals)
+        if tid is None:
+            tid = parser._terminal_set_id(terminals)
+        key = (self.id, tid)
+        col = parser._advanced.get(key)
+        if col is not None:
+            return None if col is _DEAD else col
+        col = parser._advance(self, terminals)
+        parser._advanced.put(key, _DEAD if col is None else col)
         return col
 
     def __repr__(self) -> str:
-        return f"Column(id={self.id}, items={len(self.items)}, complete={self.complete})"
+        return (f"Column(id={self.id}, items={len(self.dynamic) + len(self.static.items)}, "
+                f"complete={self.complete})")
 
 
 class EarleyParser:
     """Builds and interns Columns for one prepared grammar; thread-safe."""
 
-    def __init__(self, grammar: PreparedGrammar, max_interned: int = 50_000) -> None:
+    def __init__(self, grammar: PreparedGrammar, max_interned: int = 50_000,
+                 max_advances: int = 100_000) -> None:
         self.grammar = grammar
         self.max_interned = max_interned
+        # (column id, terminal set id) -> next Column or _DEAD
+        self._advanced = LRUCache(max_advances)
+        self._terminal_set_ids: dict[frozenset, int] = {}
+        self._next_set_id = itertools.count()
         self._ids = itertools.count()
         self._interned: dict[tuple, Column] = {}
         self._static: dict[frozenset, _Predictions] = {}
@@ -201,6 +213,13 @@ class EarleyParser:
         self._lock = threading.Lock()
         start = grammar.lhs[0]
         self.initial = Column(self, (), next(self._ids), frozenset((start,)))
+
+    def _terminal_set_id(self, terminals: frozenset) -> int:
+        """A small id for a terminal set (ids are never reused)."""
+        with self._lock:
+            if len(self._terminal_set_ids) >= 100_000:
+                self._terminal_set_ids = {}
+            return self._terminal_set_ids.setdefault(terminals, next(self._next_set_id))
 
     def _terminal_sets(self, expected: frozenset, static: _Predictions) -> tuple:
         """(expected terminals, lexer candidates), shared by the columns that have them."""

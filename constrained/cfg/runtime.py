@@ -43,9 +43,10 @@ class Runtime:
     """Lexers by candidate set, byte steps and acceptance for one prepared grammar."""
 
     def __init__(self, grammar: PreparedGrammar, *, max_lexer_states: int = 20_000,
-                 max_lexers: int = 1024) -> None:
+                 max_lexers: int = 1024, max_columns: int = 50_000) -> None:
         self.grammar = grammar
-        self.parser = EarleyParser(grammar)
+        self.parser = EarleyParser(grammar, max_interned=max_columns,
+                                   max_advances=2 * max_columns)
         self.max_lexer_states = max_lexer_states
         self._lexers: dict[frozenset, Lexer] = {}
         self._max_lexers = max_lexers

@@ -1,4 +1,5 @@
 """Matcher API of the CFG engine: rollback, bitmask shapes, EOS, forced bytes, errors, limits."""
+import gc
 import threading
 
 import lark
@@ -226,6 +227,28 @@ def test_long_generation_keeps_caches_bounded():
         _mask(m)
         assert m.accept_string(f'{{"k{i}": [{i}, "v"]}}, ')
     assert len(cg.engine._masks) <= 16 and len(cg.engine._nodes) <= 64
+
+
+def _live_columns(cg) -> int:
+    from constrained.cfg.earley import Column
+    return sum(1 for o in gc.get_objects() if type(o) is Column and o.parser is cg.runtime.parser)
+
+
+def test_parser_states_of_finished_documents_are_freed():
+    """Distinct documents keep creating parser states; only a bounded number stay alive."""
+    cg = compile_cfg(grammar_from_lark_text(JSON), VOCAB, column_cache_size=64)
+    rng = np.random.default_rng(7)
+    for i in range(150):
+        m = cg.matcher()
+        depth = int(rng.integers(1, 12))
+        doc = "".join(rng.choice(["[", '{"k": '], size=depth).tolist())
+        assert m.accept_string(doc + "1"), doc
+        _mask(m)
+    created = next(cg.runtime.parser._ids)
+    del m
+    gc.collect()
+    live = _live_columns(cg)
+    assert created > 1000 and live <= 64 + 128 + 16, (created, live)
 
 
 def test_masks_without_disk_cache_are_the_same(tmp_path, monkeypatch):
