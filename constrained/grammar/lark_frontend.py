@@ -63,8 +63,27 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
                text=text)
 
 
+def _prepare_lark_reader() -> None:
+    """Builds Lark's reader of grammar files once per process without its terminal-collision
+    check: with ``interegular`` installed, Lark compares every pair of terminals of its own,
+    fixed meta-grammar (most of the first load's ~200 ms) only to log warnings."""
+    try:
+        from lark import lexer as lark_lexer
+        from lark import load_grammar as lark_load
+        if hasattr(lark_load._get_parser, "cache") or not lark_lexer.has_interegular:
+            return
+        lark_lexer.has_interegular = False
+        try:
+            lark_load._get_parser()
+        finally:
+            lark_lexer.has_interegular = True
+    except (ImportError, AttributeError):   # another Lark layout: it builds the reader itself
+        return
+
+
 def _load(text: str, start: str, import_paths: list[str], path: str | None,
           allow_outside: bool) -> "_Loaded":
+    _prepare_lark_reader()
     kwargs = {}
     if path is not None:
         kwargs["source_path"] = os.path.abspath(path)

@@ -246,3 +246,11 @@ def test_shorthand_classes_keep_their_unicode_meaning():
 def test_from_file_tolerates_a_byte_order_mark(tmp_path):
     (tmp_path / "g.lark").write_bytes(b'\xef\xbb\xbfstart: "a"\n')
     assert Grammar.from_file(tmp_path / "g.lark").rules["start"] == (("A",),)
+
+def test_lark_reader_is_prepared_once_and_the_collision_check_flag_restored():
+    import lark.lexer
+    import lark.load_grammar
+    before = lark.lexer.has_interegular
+    Grammar.from_lark('start: "a"')
+    assert hasattr(lark.load_grammar._get_parser, "cache")
+    assert lark.lexer.has_interegular == before
