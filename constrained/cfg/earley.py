@@ -29,7 +29,7 @@ from .prepare import PreparedGrammar
 
 Item = tuple  # (alternative, dot, origin index | -1)
 
-_DEAD = object()    # a memoized advance that fits no item
+DEAD = object()     # a memoized advance that fits no item
 
 
 class _Predictions:
@@ -172,22 +172,24 @@ class Column:
         return [(a, d, origins[k]) for a, d, k in self.dynamic] + \
             [(a, d, self) for a, d, _ in self.static.items]
 
-    def advance(self, terminals: frozenset) -> "Column | None":
+    def advance(self, terminals: frozenset, set_id: int | None = None) -> "Column | None":
         """The column after one lexeme matched by any of ``terminals`` (None when none fits).
 
         Ignored terminals leave the column unchanged; a lexeme that is both ignorable and an
-        expected terminal gives the union of both outcomes.
+        expected terminal gives the union of both outcomes. ``set_id`` is
+        ``parser.terminal_set_id(terminals)`` when the caller has it.
         """
         parser = self.parser
-        tid = parser._terminal_set_ids.get(terminals)
-        if tid is None:
-            tid = parser._terminal_set_id(terminals)
-        key = (self.id, tid)
-        col = parser._advanced.get(key)
+        if set_id is None:
+            set_id = parser._terminal_set_ids.get(terminals)
+            if set_id is None:
+                set_id = parser.terminal_set_id(terminals)
+        key = (self.id, set_id)
+        col = parser.advanced.get(key)
         if col is not None:
-            return None if col is _DEAD else col
+            return None if col is DEAD else col
         col = parser._advance(self, terminals)
-        parser._advanced.put(key, _DEAD if col is None else col)
+        parser.advanced.put(key, DEAD if col is None else col)
         return col
 
     def __repr__(self) -> str:
@@ -202,8 +204,8 @@ class EarleyParser:
                  max_advances: int = 100_000) -> None:
         self.grammar = grammar
         self.max_interned = max_interned
-        # (column id, terminal set id) -> next Column or _DEAD
-        self._advanced = LRUCache(max_advances)
+        # (column id, terminal set id) -> next Column or DEAD
+        self.advanced = LRUCache(max_advances)
         self._terminal_set_ids: dict[frozenset, int] = {}
         self._next_set_id = itertools.count()
         self._ids = itertools.count()
@@ -214,8 +216,11 @@ class EarleyParser:
         start = grammar.lhs[0]
         self.initial = Column(self, (), next(self._ids), frozenset((start,)))
 
-    def _terminal_set_id(self, terminals: frozenset) -> int:
+    def terminal_set_id(self, terminals: frozenset) -> int:
         """A small id for a terminal set (ids are never reused)."""
+        sid = self._terminal_set_ids.get(terminals)
+        if sid is not None:
+            return sid
         with self._lock:
             if len(self._terminal_set_ids) >= 100_000:
                 self._terminal_set_ids = {}

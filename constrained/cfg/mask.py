@@ -22,7 +22,7 @@ import numpy as np
 
 from ..bitmask import bitmask_words, set_bits, token_ids_to_bitmask
 from ..vocabulary import Vocabulary
-from .earley import Column
+from .earley import DEAD, Column
 from .lru import LRUCache
 from .runtime import Runtime, State
 from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
@@ -47,7 +47,8 @@ class _Node:
             ok.setflags(write=False)
         self.words = ok if packed else None
         self.ids = None if packed else ok
-        self.children = children   # ((terminal set, child edge, roots, {candidates: node}),)
+        # ((terminal set, its id, child edge, roots, {candidates: node}),)
+        self.children = children
 
 
 class MaskEngine:
@@ -65,6 +66,7 @@ class MaskEngine:
         self.trie: PreorderTrie = preorder_trie(vocab, disk_cache)
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
         self.disk = disk_cache
+        self._advanced = runtime.parser.advanced
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
         self._subtrees = LRUCache(table_cache_size)      # (edge, column id) -> (words, ids)
@@ -111,43 +113,70 @@ class MaskEngine:
             set_bits(out, self.eos_ids)
         return out
 
-    def _collect(self, node: _Node, col: Column, words: list, ids: list,
-                 top: bool = True) -> int:
-        """Appends the packed words and id arrays of ``node`` read at ``col``; returns how many
-        nodes were visited. The subtrees below the root's children are memoized by (edge,
-        column) when large: a new lexer state or column often leads to known columns."""
-        if node.words is not None:
-            words.append(node.words)
-        elif len(node.ids):
-            ids.append(node.ids)
-        visited = 1
-        for terms, edge, roots, resolved in node.children:
-            nxt = col.advance(terms)
+    def _collect(self, root: _Node, col: Column, words: list, ids: list) -> None:
+        """Appends the packed words and id arrays of ``root`` read at ``col``. The subtrees
+        below the root's children are memoized by (edge, column) when large: a new lexer state
+        or column often leads to known columns."""
+        if root.words is not None:
+            words.append(root.words)
+        elif len(root.ids):
+            ids.append(root.ids)
+        for terms, set_id, edge, roots, resolved in root.children:
+            nxt = col.advance(terms, set_id)
             if nxt is None:
                 continue
-            if top:
-                key = (edge, nxt.id)
-                done = self._subtrees.get(key)
-                if done is not None:
-                    words.extend(done[0])
-                    ids.append(done[1])
-                    visited += 1
-                    continue
-            # children already walked for this candidate set are linked from their parent,
-            # skipping the shared cache (they live as long as the parent does)
-            child = resolved.get(nxt.candidates)
-            if child is None:
-                child = self._child(edge, nxt.candidates, roots)
-                if len(resolved) < 8:
-                    resolved[nxt.candidates] = child
+            key = (edge, nxt.id)
+            done = self._subtrees.get(key)
+            if done is not None:
+                words.extend(done[0])
+                ids.append(done[1])
+                continue
             w0, i0 = len(words), len(ids)
-            n = self._collect(child, nxt, words, ids, False)
-            if top and n >= _MEMO_VISITS:
+            visited = self._descend(self._resolve(resolved, edge, nxt, roots), nxt, words, ids)
+            if visited >= _MEMO_VISITS:
                 sub = ids[i0:]
                 self._subtrees.put(key, (tuple(words[w0:]),
                                          np.concatenate(sub) if sub else _NO_IDS))
-            visited += n
+
+    def _descend(self, node: _Node, col: Column, words: list, ids: list) -> int:
+        """Appends the parts of the subtree ``node`` read at ``col`` (iteratively: chains of
+        one-lexeme steps, like a token of 64 dashes, run deep); returns the nodes visited."""
+        advanced = self._advanced
+        recent = advanced.recent
+        stack = [(node, col)]
+        visited = 0
+        while stack:
+            node, col = stack.pop()
+            visited += 1
+            if node.words is not None:
+                words.append(node.words)
+            elif len(node.ids):
+                ids.append(node.ids)
+            cid = col.id
+            for terms, set_id, edge, roots, resolved in node.children:
+                # Column.advance's memo, read directly
+                nxt = recent.get((cid, set_id)) or advanced.get((cid, set_id))
+                if nxt is None:
+                    nxt = col.advance(terms, set_id)
+                    if nxt is None:
+                        continue
+                elif nxt is DEAD:
+                    continue
+                child = resolved.get(nxt.candidates)
+                if child is None:
+                    child = self._resolve(resolved, edge, nxt, roots)
+                stack.append((child, nxt))
         return visited
+
+    def _resolve(self, resolved: dict, edge: int, col: Column, roots: np.ndarray) -> _Node:
+        """The walk below ``roots`` for ``col``'s candidates; children already walked for a
+        candidate set are linked from their parent (they live as long as the parent does)."""
+        child = resolved.get(col.candidates)
+        if child is None:
+            child = self._child(edge, col.candidates, roots)
+            if len(resolved) < 8:
+                resolved[col.candidates] = child
+        return child
 
     # walks ---------------------------------------------------------------------------------
     def _root(self, candidates: frozenset, q: int) -> _Node:
@@ -169,5 +198,6 @@ class MaskEngine:
         return node
 
     def _node(self, key: tuple, ok: np.ndarray, packed: bool, groups: list) -> _Node:
-        children = tuple((terms, self._edge(p), p, {}) for terms, p in groups)
+        set_id = self.runtime.parser.terminal_set_id
+        children = tuple((terms, set_id(terms), self._edge(p), p, {}) for terms, p in groups)
         return self._nodes.put(key, _Node(ok, packed, children, self.vocab.size))
