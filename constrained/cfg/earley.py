@@ -96,7 +96,7 @@ class Column:
         self.parser = parser
         g = parser.grammar
         rhs, lhs, nullable = g.rhs, g.lhs, g.nullable
-        n_term = g.n_terminals
+        n_term = parser.n_terminals
         origins: list[Column] = []
         index: dict[int, int] = {}      # id(origin Column) -> position in origins
         items: set = set()
@@ -144,10 +144,9 @@ class Column:
                         agenda.append(new)
         self.origins = tuple(origins)
         self.dynamic = tuple(items)
-        expected = frozenset(k for k in by_next if k < n_term)
         self.by_next = {sym: tuple(lst) for sym, lst in by_next.items()}
         self.static = parser._predictions(frozenset(predict))
-        self.expected, self.candidates = parser._terminal_sets(expected, self.static)
+        self.expected, self.candidates = parser._terminal_sets(frozenset(by_next), self.static)
         # the start alternative is only ever predicted in the initial column
         k0 = index.get(id(getattr(parser, "initial", None)))
         self.complete = self.static.complete or (k0 is not None and (0, 1, k0) in items)
@@ -203,6 +202,7 @@ class EarleyParser:
     def __init__(self, grammar: PreparedGrammar, max_interned: int = 50_000,
                  max_advances: int = 100_000) -> None:
         self.grammar = grammar
+        self.n_terminals = grammar.n_terminals
         self.max_interned = max_interned
         # (column id, terminal set id) -> next Column or DEAD
         self.advanced = LRUCache(max_advances)
@@ -226,12 +226,14 @@ class EarleyParser:
                 self._terminal_set_ids = {}
             return self._terminal_set_ids.setdefault(terminals, next(self._next_set_id))
 
-    def _terminal_sets(self, expected: frozenset, static: _Predictions) -> tuple:
-        """(expected terminals, lexer candidates), shared by the columns that have them."""
-        key = (expected, static)
+    def _terminal_sets(self, next_symbols: frozenset, static: _Predictions) -> tuple:
+        """(expected terminals, lexer candidates) of a column whose own items expect
+        ``next_symbols``, shared by the columns that have them."""
+        key = (next_symbols, static)
         sets = self._sets.get(key)
         if sets is None:
-            exp = expected | static.expected
+            n_term = self.n_terminals
+            exp = frozenset(s for s in next_symbols if s < n_term) | static.expected
             sets = self._sets.setdefault(key, (exp, exp | self.grammar.ignore))
         return sets
 
