@@ -100,7 +100,7 @@ class Column:
         origins: list[Column] = []
         index: dict[int, int] = {}      # id(origin Column) -> position in origins
         items: set = set()
-        by_next: dict[int, list] = {}
+        by_next: dict[int, tuple] = {}
         predict: set[int] = set(roots)
         agenda = []
         for a, d, o in kernel:
@@ -118,10 +118,7 @@ class Column:
             if d < len(r):
                 sym = r[d]
                 lst = by_next.get(sym)
-                if lst is None:
-                    by_next[sym] = [it]
-                else:
-                    lst.append(it)
+                by_next[sym] = (it,) if lst is None else lst + (it,)
                 if sym >= n_term:
                     predict.add(sym)
                     if sym in nullable:
@@ -144,7 +141,7 @@ class Column:
                         agenda.append(new)
         self.origins = tuple(origins)
         self.dynamic = tuple(items)
-        self.by_next = {sym: tuple(lst) for sym, lst in by_next.items()}
+        self.by_next = by_next
         self.static = parser._predictions(frozenset(predict))
         self.expected, self.candidates = parser._terminal_sets(frozenset(by_next), self.static)
         # the start alternative is only ever predicted in the initial column
