@@ -22,10 +22,11 @@ Stable API:
   ($CONSTRAINED_CACHE_DIR, default ~/.cache/constrained).
 - ``utf8_sequences(ranges)``: UTF-8 byte-range sequences of code-point ranges.
 """
-from .byte_dfa import DEFAULT_MAX_STATES, ByteDFA, regex_to_byte_dfa
+from .byte_dfa import DEFAULT_MAX_STATES, ByteDFA, regex_difference_dfa, regex_to_byte_dfa
 from .token_table import TokenRow, TokenTable
 from .token_walk import walk_tokens, walk_tokens_many
 from .utf8 import utf8_sequences
 
-__all__ = ["ByteDFA", "DEFAULT_MAX_STATES", "TokenRow", "TokenTable", "regex_to_byte_dfa",
+__all__ = ["ByteDFA", "DEFAULT_MAX_STATES", "TokenRow", "TokenTable", "regex_difference_dfa",
+           "regex_to_byte_dfa",
            "walk_tokens", "walk_tokens_many", "utf8_sequences"]

@@ -150,3 +150,55 @@ def regex_to_byte_dfa(pattern: str, max_states: int = DEFAULT_MAX_STATES) -> Byt
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
     return _build(pattern, int(max_states))
+
+
+def regex_difference_dfa(pattern: str, excluded: tuple[str, ...],
+                         max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
+    """Byte-level DFA of the full matches of ``pattern`` that are full matches of none of
+    ``excluded`` (a language difference no regex syntax here can state). Errors as
+    ``regex_to_byte_dfa``; LimitExceededError past ``max_states`` product states."""
+    if not excluded:
+        return regex_to_byte_dfa(pattern, max_states)
+    return _difference(pattern, tuple(excluded), int(max_states))
+
+
+@lru_cache(maxsize=64)
+def _difference(pattern: str, excluded: tuple[str, ...], max_states: int) -> ByteDFA:
+    a = regex_to_byte_dfa(pattern, max_states)
+    b = regex_to_byte_dfa("|".join(f"(?:{e})" for e in excluded), max_states)
+    label = pattern + "".join(f" minus {e}" for e in excluded)
+    if a.n_states == 0:
+        return ByteDFA(a.transitions, a.accepting, a.initial, label)
+    # product states (state of a, state of b or -1 once b is dead), breadth first
+    nb = b.n_states + 1
+    b_trans = np.vstack([b.transitions, np.full((1, 256), -1, np.int32)])  # row nb-1: dead
+    b_acc = np.concatenate([b.accepting, [False]])
+    start = a.initial * nb + (b.initial if b.n_states else nb - 1)
+    ids = {start: 0}
+    order = [start]
+    rows = []
+    i = 0
+    while i < len(order):
+        qa, qb = divmod(order[i], nb)
+        na, nb_next = a.transitions[qa], b_trans[qb]
+        code = np.where(na >= 0, na.astype(np.int64) * nb + np.where(nb_next >= 0, nb_next, nb - 1),
+                        -1)
+        row = np.full(256, -1, np.int32)
+        for c in np.unique(code[code >= 0]).tolist():
+            j = ids.get(c)
+            if j is None:
+                if len(order) >= max_states:
+                    raise LimitExceededError(f"the difference of {pattern!r} and its excluded "
+                                             f"patterns needs more than {max_states} states")
+                j = ids[c] = len(order)
+                order.append(c)
+            row[code == c] = j
+        rows.append(row)
+        i += 1
+    trans = np.stack(rows)
+    qa_all, qb_all = np.divmod(np.array(order, dtype=np.int64), nb)
+    acc = a.accepting[qa_all] & ~b_acc[qb_all]
+    trans, acc, init = trim(trans, acc, 0)
+    trans, acc, init = minimize(trans, acc, init)
+    return ByteDFA(trans, acc, init, label)
+

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..automata import ByteDFA, regex_to_byte_dfa
+from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
 from ..errors import GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
 
@@ -58,6 +58,8 @@ def _non_empty_dfa(dfa: ByteDFA) -> ByteDFA:
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
     term = grammar.terminals[name]
     try:
+        if term.exclude:
+            return regex_difference_dfa(term.pattern, term.exclude, max_dfa_states)
         return regex_to_byte_dfa(term.pattern, max_dfa_states)
     except RegexError as exc:
         raise GrammarError(f"terminal {name}: {exc}") from None

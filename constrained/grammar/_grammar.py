@@ -6,11 +6,15 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Terminal:
-    """A regular terminal: ``pattern`` is a Python-``re`` regex over text (full match)."""
+    """A regular terminal: ``pattern`` is a Python-``re`` regex over text (full match).
+
+    ``exclude`` lists regexes whose full matches are not lexemes of this terminal (a language
+    difference, e.g. JSON keys matching none of a schema's patternProperties)."""
 
     name: str
     pattern: str
     priority: int = 0
+    exclude: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ class Grammar:
     def regex(self) -> str | None:
         """The single regex this grammar is, when it is one regular terminal and nothing else."""
         if (not self.ignore and len(self.terminals) == 1 and len(self.rules) == 1
-                and self.rules.get(self.start) == ((next(iter(self.terminals)),),)):
+                and self.rules.get(self.start) == ((next(iter(self.terminals)),),)
+                and not next(iter(self.terminals.values())).exclude):
             return next(iter(self.terminals.values())).pattern
         return None
 
@@ -89,5 +94,6 @@ class Grammar:
         rules = ";".join(f"{name}:{'|'.join(' '.join(a) for a in alts)}"
                          for name, alts in sorted(self.rules.items()))
         terms = ";".join(f"{t.name}={t.pattern!r}@{t.priority}"
+                         + "".join(f"-{e!r}" for e in t.exclude)
                          for t in sorted(self.terminals.values(), key=lambda t: t.name))
         return f"start={self.start}|{rules}|{terms}|ignore={','.join(self.ignore)}"

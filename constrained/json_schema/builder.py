@@ -30,17 +30,19 @@ class GrammarBuilder:
     def __init__(self, max_rules: int) -> None:
         self.rules: dict[str, tuple[tuple[str, ...], ...]] = {}
         self.terminals: dict[str, Terminal] = {}
-        self._by_pattern: dict[str, str] = {}
+        self._by_pattern: dict[tuple, str] = {}
         self._by_alts: dict[tuple, str] = {}
         self._count = 0
         self._max_rules = max_rules
 
-    def terminal(self, pattern: str, hint: str = "T") -> str:
-        name = self._by_pattern.get(pattern)
+    def terminal(self, pattern: str, hint: str = "T", exclude: tuple[str, ...] = ()) -> str:
+        """The terminal of ``pattern``'s full matches minus those of ``exclude``."""
+        key = (pattern, exclude)
+        name = self._by_pattern.get(key)
         if name is None:
             name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
-            self.terminals[name] = Terminal(name, pattern)
-            self._by_pattern[pattern] = name
+            self.terminals[name] = Terminal(name, pattern, exclude=exclude)
+            self._by_pattern[key] = name
         return name
 
     def reserve(self, hint: str) -> str:

@@ -197,33 +197,41 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
     """(key terminal, value piece) for properties beyond the declared ones."""
     b = cv.b
     out = []
+    excluded: list[str] = []    # key terminals of the patterns, taken out of additional keys
     if pprops:
         ok = []
+        exact = True    # every pattern became a key terminal
         for p, rx in compiled:
             pptr = f"{ptr}/patternProperties/{pointer_escape(p)}"
             if any(rx.search(name) for name in declared):
                 cv.refuse(pptr, "patternProperties",
                           "a patternProperties pattern also matches a declared property")
+                exact = False
                 continue
             if any(_overlap(p, q) for q, _ in ok):
                 cv.refuse(pptr, "patternProperties", "overlapping patternProperties patterns")
+                exact = False
                 continue
             try:
                 body = patterns.pattern_body(p)
             except patterns.PatternError as e:
                 cv.refuse(pptr, "patternProperties", str(e))
+                exact = False
                 continue
             if body is None:
                 continue
             if names_schema is not True:
                 cv.refuse(ptr + "/propertyNames", "propertyNames",
                           "propertyNames together with patternProperties")
-                continue
+                return out
             ok.append((p, rx))
+            key = '"' + body + '"'
+            excluded.append(key)
             piece = cv.value(pprops[p], pptr, depth + 1)
             if piece is not None:
-                out.append((b.terminal('"' + body + '"', "PKEY"), piece))
-        return out
+                out.append((b.terminal(key, "PKEY"), piece))
+        if len(compiled) != len(pprops) or not exact:
+            return out      # keys of a dropped pattern must not pass as additional ones
     if additional is False:
         return out
     piece = cv.value(additional, ptr + "/additionalProperties", depth + 1)
@@ -235,7 +243,7 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
             return out
     else:
         key = key_except(declared)
-    out.append((b.terminal(key, "XKEY"), piece))
+    out.append((b.terminal(key, "XKEY", tuple(excluded)), piece))
     return out
 
 

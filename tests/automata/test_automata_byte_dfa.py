@@ -146,3 +146,24 @@ def test_large_character_classes():
     dfa = regex_to_byte_dfa(r"[\u0100-\U0010FFFF]{1,3}")
     assert dfa.accepts("€😀".encode()) and not dfa.accepts(b"a") and not dfa.accepts(b"")
     assert not dfa.accepts("\u00ff".encode())
+
+
+@pytest.mark.parametrize("pattern,excluded", [
+    ("[a-c]+", ("ab", "c.*")),
+    ("(?:ab|ba)*", ("(?:ab)+",)),
+    ("[a-c]{0,4}", ("[a-c]{2}", "a+", "")),
+    ("abc", ("[a-z]+",)),
+])
+def test_regex_difference_dfa_is_the_language_difference(pattern, excluded):
+    import itertools
+    import re as _re
+    from constrained.automata import regex_difference_dfa
+    dfa = regex_difference_dfa(pattern, excluded)
+    for n in range(6):
+        for t in itertools.product("abcd", repeat=n):
+            text = "".join(t)
+            want = _re.fullmatch(pattern, text) is not None and \
+                not any(_re.fullmatch(e, text) for e in excluded)
+            state = dfa.walk(dfa.initial, text.encode()) if dfa.n_states else -1
+            got = state >= 0 and bool(dfa.accepting[state])
+            assert got == want, (pattern, excluded, text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from constrained.automata import regex_to_byte_dfa
+from constrained.automata import regex_difference_dfa
 from constrained.grammar import Grammar
 
 _START = "<S>"
@@ -29,7 +29,8 @@ class OracleGrammar:
             self.by_lhs.setdefault(lhs, []).append(r)
         self._expected: dict = {}
         self.ignore = frozenset(grammar.ignore)
-        self.dfas = {name: regex_to_byte_dfa(t.pattern) for name, t in grammar.terminals.items()}
+        self.dfas = {name: regex_difference_dfa(t.pattern, t.exclude)
+                     for name, t in grammar.terminals.items()}
 
     # terminals --------------------------------------------------------------------------------
     def can_extend(self, term: str, data: bytes) -> bool:

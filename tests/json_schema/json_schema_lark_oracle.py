@@ -33,7 +33,10 @@ def to_lark(g) -> str:
         body = " | ".join(" ".join(sym[s] for s in alt) for alt in alts)
         lines.append(f"{rn[name]}: {body}")
     for name, t in g.terminals.items():
-        lines.append(f"{tn[name]}: {_lark_regex(t.pattern)}")
+        pattern = t.pattern
+        if t.exclude:   # Lark's regexes take lookarounds: not a full match of any excluded one
+            pattern = "(?!(?:" + "|".join(t.exclude) + r")\Z)(?:" + pattern + ")"
+        lines.append(f"{tn[name]}: {_lark_regex(pattern)}")
     return "\n".join(lines) + "\n"
 
 
@@ -64,6 +67,9 @@ class EarleyOracle:
     def __init__(self, g) -> None:
         self.g = g
         self.terms = {n: regex.compile(t.pattern) for n, t in g.terminals.items()}
+        # a terminal's full matches exclude those of its ``exclude`` patterns
+        self.excluded = {n: [regex.compile(e) for e in t.exclude]
+                         for n, t in g.terminals.items() if t.exclude}
         self.nullable = self._nullable()
 
     def _nullable(self) -> set:
@@ -79,9 +85,11 @@ class EarleyOracle:
 
     def _ends(self, term: str, text: str, i: int):
         p = self.terms[term]
+        excluded = self.excluded.get(term, ())
         for j in range(i + 1, len(text) + 1):
             if p.fullmatch(text, i, j):
-                yield j
+                if not any(e.fullmatch(text, i, j) for e in excluded):
+                    yield j
             elif p.match(text, i, j, partial=True) is None:
                 return
 

@@ -336,3 +336,28 @@ def test_json_schema_property_order_any():
     assert not oracle.accepts('{"p9": 2, "p0": 1}')
     with pytest.raises(ValueError):
         SchemaOptions(property_order="sorted")
+
+
+@pytest.mark.parametrize("additional", [None, {"type": "string"}])
+def test_json_schema_additional_keys_beside_pattern_properties(additional):
+    """Keys matching no declared name and no pattern are additional properties (allowed by
+    default); keys matching a pattern take the pattern's schema, never the additional one."""
+    from constrained import compile_grammar
+    from constrained.vocabulary import Vocabulary
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}},
+              "patternProperties": {"^x-": {"type": "integer"}, "^[0-9]+$": {"type": "boolean"}}}
+    if additional is not None:
+        schema["additionalProperties"] = additional
+    docs = [{"a": 1, "x-b": 2, "other": "s"}, {"x-b": "s"}, {"zz": [1, 2]}, {"12": True},
+            {"12": 1}, {"x-": 1}, {"a": "s"}, {"zz": "s"}, {"12a": "s"}, {"x-y": "s", "q": 1}]
+    ok = [jsonschema.Draft202012Validator(schema).is_valid(d) for d in docs]
+    valid = [d for d, v in zip(docs, ok) if v]
+    invalid = [d for d, v in zip(docs, ok) if not v]
+    assert len(valid) >= 4 and len(invalid) >= 3
+    _check(schema, valid, invalid)
+    vocab = Vocabulary.from_token_bytes([bytes([i]) for i in range(256)] + [b"<eos>"],
+                                        eos_token_ids=[256])
+    compiled = compile_grammar(Grammar.from_json_schema(schema), vocab)
+    for d, v in zip(docs, ok):
+        m = compiled.matcher()
+        assert (m.accept_string(json.dumps(d)) and m.is_accepting()) == v, d

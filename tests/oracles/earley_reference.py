@@ -59,8 +59,10 @@ _ANYTHING_ELSE = interegular.fsm.anything_else
 class _Term:
     """A terminal's automaton over characters (interegular FSM), with liveness precomputed."""
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, exclude: tuple[str, ...] = ()) -> None:
         fsm = interegular.parse_pattern(pattern).to_fsm()
+        if exclude:
+            fsm = fsm.difference(*[interegular.parse_pattern(e).to_fsm() for e in exclude])
         self.fsm = fsm
         self.initial = fsm.initial
         self.finals = frozenset(fsm.finals)
@@ -108,7 +110,7 @@ class ReferenceRecognizer:
         self.by_lhs: dict[str, list[int]] = {}
         for i, (lhs, _) in enumerate(self.rules):
             self.by_lhs.setdefault(lhs, []).append(i)
-        self.terms = {name: _Term(t.pattern) for name, t in grammar.terminals.items()}
+        self.terms = {name: _Term(t.pattern, t.exclude) for name, t in grammar.terminals.items()}
         self.ignore = tuple(grammar.ignore)
         self.nullable = self._nullable()
         self._charts: dict = {}
@@ -451,7 +453,8 @@ class ReferenceRecognizer:
     def representatives(self) -> list[str]:
         """One character per class of characters that every terminal automaton treats alike."""
         return list(_representatives(tuple(sorted(
-            (n, t.pattern) for n, t in self.grammar.terminals.items()))))
+            (f"{n}{i}", p) for n, t in self.grammar.terminals.items()
+            for i, p in enumerate((t.pattern,) + t.exclude)))))
 
 
 @lru_cache(maxsize=64)
