@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Iterable
 
+import numpy as np
+
+from ._earley import closure as _c_closure
+from ._earley import grammar as _c_grammar
 from .lru import LRUCache
 from .prepare import PreparedGrammar
 
@@ -89,64 +92,18 @@ class Column:
     __slots__ = ("id", "parser", "origins", "dynamic", "by_next", "static", "expected",
                  "candidates", "complete", "_core", "__weakref__")
 
-    def __init__(self, parser: "EarleyParser", kernel: Iterable[tuple], cid: int,
+    def __init__(self, parser: "EarleyParser", kernel: list, cid: int,
                  roots: frozenset = frozenset()) -> None:
-        """``kernel``: items ``(alternative, dot, origin Column)``."""
+        """``kernel``: items ``(alternative, dot, origin Column)``; the closure (nullable
+        steps and completions through the origins) runs in C (``_earley.c``)."""
         self.id = cid
         self.parser = parser
-        g = parser.grammar
-        rhs, lhs, nullable = g.rhs, g.lhs, g.nullable
-        n_term = parser.n_terminals
-        origins: list[Column] = []
-        index: dict[int, int] = {}      # id(origin Column) -> position in origins
-        items: set = set()
-        by_next: dict[int, tuple] = {}
-        predict: set[int] = set(roots)
-        agenda = []
-        for a, d, o in kernel:
-            k = index.get(id(o))
-            if k is None:
-                k = index[id(o)] = len(origins)
-                origins.append(o)
-            it = (a, d, k)
-            if it not in items:
-                items.add(it)
-                agenda.append(it)
-        while agenda:
-            a, d, k = it = agenda.pop()
-            r = rhs[a]
-            if d < len(r):
-                sym = r[d]
-                lst = by_next.get(sym)
-                by_next[sym] = (it,) if lst is None else lst + (it,)
-                if sym >= n_term:
-                    predict.add(sym)
-                    if sym in nullable:
-                        new = (a, d + 1, k)
-                        if new not in items:
-                            items.add(new)
-                            agenda.append(new)
-            else:
-                o = origins[k]
-                o_origins = o.origins
-                for a2, d2, k2 in o.expecting(lhs[a]):
-                    src = o if k2 < 0 else o_origins[k2]
-                    k3 = index.get(id(src))
-                    if k3 is None:
-                        k3 = index[id(src)] = len(origins)
-                        origins.append(src)
-                    new = (a2, d2 + 1, k3)
-                    if new not in items:
-                        items.add(new)
-                        agenda.append(new)
-        self.origins = tuple(origins)
-        self.dynamic = tuple(items)
-        self.by_next = by_next
-        self.static = parser._predictions(frozenset(predict))
-        self.expected, self.candidates = parser._terminal_sets(frozenset(by_next), self.static)
+        self.origins, self.dynamic, self.by_next, predicted, started = _c_closure(
+            parser._c_grammar, kernel, getattr(parser, "initial", None))
+        self.static = parser._predictions(predicted | roots)
+        self.expected, self.candidates = parser._terminal_sets(frozenset(self.by_next), self.static)
         # the start alternative is only ever predicted in the initial column
-        k0 = index.get(id(getattr(parser, "initial", None)))
-        self.complete = self.static.complete or (k0 is not None and (0, 1, k0) in items)
+        self.complete = self.static.complete or started
         self._core: frozenset | None = None
 
     def core(self) -> frozenset:
@@ -200,6 +157,16 @@ class EarleyParser:
                  max_advances: int = 100_000) -> None:
         self.grammar = grammar
         self.n_terminals = grammar.n_terminals
+        n_symbols = grammar.n_terminals + len(grammar.nonterminal_names)
+        lengths = np.array([len(r) for r in grammar.rhs], dtype=np.int32)
+        starts = np.zeros(len(lengths) + 1, dtype=np.int32)
+        np.cumsum(lengths, out=starts[1:])
+        flat = np.fromiter((s for r in grammar.rhs for s in r), dtype=np.int32,
+                           count=int(starts[-1]))
+        nullable = np.zeros(n_symbols, dtype=np.uint8)
+        nullable[list(grammar.nullable)] = 1
+        self._c_grammar = _c_grammar(flat, starts, np.array(grammar.lhs, dtype=np.int32),
+                                     nullable, grammar.n_terminals)
         self.max_interned = max_interned
         # (column id, terminal set id) -> next Column or DEAD
         self.advanced = LRUCache(max_advances)
@@ -211,7 +178,7 @@ class EarleyParser:
         self._sets: dict[tuple, tuple] = {}
         self._lock = threading.Lock()
         start = grammar.lhs[0]
-        self.initial = Column(self, (), next(self._ids), frozenset((start,)))
+        self.initial = Column(self, [], next(self._ids), frozenset((start,)))
 
     def terminal_set_id(self, terminals: frozenset) -> int:
         """A small id for a terminal set (ids are never reused)."""
