@@ -100,7 +100,7 @@ class Column:
         self.parser = parser
         self.origins, self.dynamic, self.by_next, predicted, started = _c_closure(
             parser._c_grammar, kernel, getattr(parser, "initial", None))
-        self.static = parser._predictions(predicted | roots)
+        self.static = parser._predictions(predicted | roots if roots else predicted)
         self.expected, self.candidates = parser._terminal_sets(frozenset(self.by_next), self.static)
         # the start alternative is only ever predicted in the initial column
         self.complete = self.static.complete or started

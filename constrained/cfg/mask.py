@@ -38,7 +38,7 @@ _MAX_EDGE_BYTES = 64 << 20
 class _Node:
     """What one walk found, for a given edge (how its remainders were reached) and lexer."""
 
-    __slots__ = ("words", "ids", "children")
+    __slots__ = ("words", "ids", "children", "empty")
 
     def __init__(self, ok: np.ndarray, packed: bool, children: tuple, size: int) -> None:
         if not packed and len(ok) > _PACK:
@@ -49,6 +49,7 @@ class _Node:
         self.ids = None if packed else ok
         # ((terminal set, its id, child edge, roots, {candidates: node}),)
         self.children = children
+        self.empty = not packed and not len(ok) and not children   # contributes nothing
 
 
 class MaskEngine:
@@ -165,7 +166,8 @@ class MaskEngine:
                 child = resolved.get(nxt.candidates)
                 if child is None:
                     child = self._resolve(resolved, edge, nxt, roots)
-                stack.append((child, nxt))
+                if not child.empty:
+                    stack.append((child, nxt))
         return visited
 
     def _resolve(self, resolved: dict, edge: int, col: Column, roots: np.ndarray) -> _Node:
