@@ -171,6 +171,13 @@ static int as_int32(PyObject *o, int32_t *out) {
     return 0;
 }
 
+/* Containers of ints only are untracked by the garbage collector (as CPython does lazily for
+ * tuples and dicts): columns are many and long-lived, and full collections walk every tracked
+ * object. A dict re-tracks itself if a tracked value is ever inserted. */
+static void untrack(PyObject *o) {
+    if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+}
+
 typedef struct {
     int32_t sym, item;
 } Next;
@@ -352,6 +359,7 @@ static PyObject *closure(PyObject *self, PyObject *args) {
         Item *it = &set.items[i];
         PyObject *t = Py_BuildValue("(iii)", it->a, it->d, it->k);
         if (!t) goto done;
+        untrack(t);
         PyTuple_SET_ITEM(items, i, t);
         if (it->a == 0 && it->d == 1 && it->k == k_initial) started = 1;
     }
@@ -368,6 +376,7 @@ static PyObject *closure(PyObject *self, PyObject *args) {
             Py_INCREF(t);
             PyTuple_SET_ITEM(group, m - i, t);
         }
+        untrack(group);
         PyObject *key = PyLong_FromLong(next[i].sym);
         int bad = !key || PyDict_SetItem(by_next, key, group) < 0;
         Py_XDECREF(key);
@@ -375,6 +384,9 @@ static PyObject *closure(PyObject *self, PyObject *args) {
         if (bad) goto done;
         i = j;
     }
+    untrack(items);
+    untrack(by_next);
+    untrack(predicted);
     PyObject *orig_t = PyList_AsTuple(origins);
     if (!orig_t) goto done;
     result = Py_BuildValue("(NOOOO)", orig_t, items, by_next, predicted,
