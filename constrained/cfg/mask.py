@@ -68,6 +68,8 @@ class MaskEngine:
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
         self.disk = disk_cache
         self._advanced = runtime.parser.advanced
+        self.empty_mask = np.zeros(self.words, dtype=np.int32)
+        self.empty_mask.setflags(write=False)
         self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
         self._subtrees = LRUCache(table_cache_size)      # (edge, column id) -> (words, ids)
@@ -88,13 +90,16 @@ class MaskEngine:
         return nid
 
     def mask(self, state: State) -> np.ndarray:
-        """Read-only packed mask of the tokens allowed after ``state`` (EOS included)."""
+        """Read-only packed mask of the tokens allowed after ``state`` (EOS included); a mask
+        allowing nothing is always the object ``empty_mask``."""
         col, q = state
         key = (col.id, q)
         out = self._masks.get(key)
         if out is not None:
             return out
         out = self._compute(col, q)
+        if not out.any():
+            out = self.empty_mask
         out.setflags(write=False)
         return self._masks.put(key, out)
 

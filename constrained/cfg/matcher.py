@@ -28,7 +28,7 @@ class CFGMatcher(GrammarMatcher):
         if state is _TERMINATED:
             return self.compiled.eos_mask
         mask = self._engine.mask(state)
-        if not mask.any():
+        if mask is self._engine.empty_mask:
             raise DeadEndError(
                 f"no token can follow after {len(self._stack) - 1} accepted steps: no token of "
                 f"the vocabulary continues the text and it is not a complete sentence "
