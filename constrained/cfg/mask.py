@@ -149,10 +149,10 @@ class MaskEngine:
         one-lexeme steps, like a token of 64 dashes, run deep); returns the nodes visited."""
         advanced = self._advanced
         recent = advanced.recent
-        stack = [(node, col)]
+        nodes, cols = [node], [col]     # two stacks: no tuple per visit for the collector
         visited = 0
-        while stack:
-            node, col = stack.pop()
+        while nodes:
+            node, col = nodes.pop(), cols.pop()
             visited += 1
             if node.words is not None:
                 words.append(node.words)
@@ -172,7 +172,8 @@ class MaskEngine:
                 if child is None:
                     child = self._resolve(resolved, edge, nxt, roots)
                 if not child.empty:
-                    stack.append((child, nxt))
+                    nodes.append(child)
+                    cols.append(nxt)
         return visited
 
     def _resolve(self, resolved: dict, edge: int, col: Column, roots: np.ndarray) -> _Node:
