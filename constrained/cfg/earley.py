@@ -2,9 +2,10 @@
 
 A ``Column`` is the Earley item set after some sequence of lexemes. Items are
 ``(alternative, dot, origin)`` where ``origin`` indexes the column's ``origins`` (earlier
-Columns), or is -1 for this column. Items are tuples of ints so that the garbage collector
-stops tracking them: a long generation creates many columns, and a full collection otherwise
-walks every item of every one.
+Columns), or is -1 for this column. The closure of a column's kernel runs in C (``_earley.c``)
+and returns its items in containers of ints that the garbage collector does not track: a long
+generation creates many columns, and a full collection otherwise walks every item of every one.
+
 Columns never change once built, so a parser state is just a Column reference (rollback is free)
 and ``advance(terminals)`` results are memoized by the parser in a bounded cache (a column keeps
 no reference to its successors, so columns nobody uses any more are freed).

@@ -10,7 +10,7 @@ recursing for tokens that span several lexemes (``"},{"``). A walk below the roo
 on the trie nodes it starts from (the *edge*, identified by content: different paths often reach
 the same nodes) and the candidate set it reads with, so each is computed once per (edge,
 candidate set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls
-(memoized per column); whole masks are memoized by (column id, q), and the large subtrees below
+(memoized by the parser); whole masks are memoized by (column id, q), and the large subtrees below
 the root's children by (edge, column id), since new lexer states and new columns often lead to
 known columns. Every cache is bounded. The walks themselves run in C (token_tables).
 """
