@@ -151,6 +151,30 @@ static int set_add(ItemSet *s, int32_t a, int32_t d, int32_t k) {
     return 1;
 }
 
+typedef struct {
+    int32_t *buf;   /* indices of items still to close */
+    Py_ssize_t n, cap;
+} Agenda;
+
+/* adds (a, d, k) to the set and, when new, to the agenda; -1 (MemoryError set) on failure */
+static int push(ItemSet *s, Agenda *ag, int32_t a, int32_t d, int32_t k) {
+    int added = set_add(s, a, d, k);
+    if (added > 0 && ag->n == ag->cap) {
+        int32_t *buf = realloc(ag->buf, sizeof(int32_t) * (size_t)(ag->cap * 2));
+        if (!buf) added = -1;
+        else {
+            ag->buf = buf;
+            ag->cap *= 2;
+        }
+    }
+    if (added < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (added) ag->buf[ag->n++] = (int32_t)(s->n - 1);
+    return 0;
+}
+
 /* position of ``col`` in ``origins`` (a list), appending it when absent; -1 on error */
 static Py_ssize_t origin_index(PyObject *origins, PyObject *col) {
     Py_ssize_t n = PyList_GET_SIZE(origins);
@@ -217,37 +241,23 @@ static PyObject *closure(PyObject *self, PyObject *args) {
     if (!g) return NULL;
     PyObject *origins = PyList_New(0);
     ItemSet set = {0};
-    int32_t *agenda = NULL;
+    Agenda agenda = {NULL, 0, 16};
     Next *next = NULL;
-    Py_ssize_t n_next = 0, next_cap = 16, agenda_n = 0, agenda_cap = 16;
+    Py_ssize_t n_next = 0, next_cap = 16;
     PyObject *result = NULL, *items = NULL, *by_next = NULL, *predicted = NULL;
     set.cap = 16;
     set.n_slots = 64;
     set.items = malloc(sizeof(Item) * (size_t)set.cap);
     set.slots = malloc(sizeof(int32_t) * (size_t)set.n_slots);
-    agenda = malloc(sizeof(int32_t) * (size_t)agenda_cap);
+    agenda.buf = malloc(sizeof(int32_t) * (size_t)agenda.cap);
     next = malloc(sizeof(Next) * (size_t)next_cap);
     predicted = PyFrozenSet_New(NULL);
     if (!origins || !predicted) goto done;
-    if (!set.items || !set.slots || !agenda || !next) {
+    if (!set.items || !set.slots || !agenda.buf || !next) {
         PyErr_NoMemory();
         goto done;
     }
     memset(set.slots, 0xff, sizeof(int32_t) * (size_t)set.n_slots);
-#define PUSH(A, D, K)                                                                      \
-    do {                                                                                   \
-        int added_ = set_add(&set, (A), (D), (K));                                         \
-        if (added_ < 0) { PyErr_NoMemory(); goto done; }                                   \
-        if (added_) {                                                                      \
-            if (agenda_n == agenda_cap) {                                                  \
-                agenda_cap *= 2;                                                           \
-                int32_t *ag_ = realloc(agenda, sizeof(int32_t) * (size_t)agenda_cap);      \
-                if (!ag_) { PyErr_NoMemory(); goto done; }                                 \
-                agenda = ag_;                                                              \
-            }                                                                              \
-            agenda[agenda_n++] = (int32_t)(set.n - 1);                                     \
-        }                                                                                  \
-    } while (0)
     Py_ssize_t n_kernel = PyList_GET_SIZE(kernel);
     for (Py_ssize_t i = 0; i < n_kernel; i++) {
         PyObject *it = PyList_GET_ITEM(kernel, i);
@@ -264,11 +274,11 @@ static PyObject *closure(PyObject *self, PyObject *args) {
         }
         Py_ssize_t k = origin_index(origins, PyTuple_GET_ITEM(it, 2));
         if (k < 0) goto done;
-        PUSH(a, d, (int32_t)k);
+        if (push(&set, &agenda, a, d, (int32_t)k) < 0) goto done;
     }
-    while (agenda_n) {
-        Item it = set.items[agenda[--agenda_n]];
-        int32_t idx = agenda[agenda_n];
+    while (agenda.n) {
+        int32_t idx = agenda.buf[--agenda.n];
+        Item it = set.items[idx];
         int32_t len = g->start[it.a + 1] - g->start[it.a];
         if (it.d < len) {
             int32_t sym = g->rhs[g->start[it.a] + it.d];
@@ -283,7 +293,7 @@ static PyObject *closure(PyObject *self, PyObject *args) {
                 PyObject *v = PyLong_FromLong(sym);
                 if (!v || PySet_Add(predicted, v) < 0) { Py_XDECREF(v); goto done; }
                 Py_DECREF(v);
-                if (g->nullable[sym]) PUSH(it.a, it.d + 1, it.k);
+                if (g->nullable[sym] && push(&set, &agenda, it.a, it.d + 1, it.k) < 0) goto done;
             }
         } else {
             PyObject *o = PyList_GET_ITEM(origins, it.k);
@@ -326,17 +336,9 @@ static PyObject *closure(PyObject *self, PyObject *args) {
                         src = PyTuple_GET_ITEM(o_origins, k2);
                     }
                     Py_ssize_t k3 = origin_index(origins, src);
-                    if (k3 < 0) { bad = 1; break; }
-                    int added = set_add(&set, a2, d2 + 1, (int32_t)k3);
-                    if (added < 0) { PyErr_NoMemory(); bad = 1; break; }
-                    if (added) {
-                        if (agenda_n == agenda_cap) {
-                            agenda_cap *= 2;
-                            int32_t *ag = realloc(agenda, sizeof(int32_t) * (size_t)agenda_cap);
-                            if (!ag) { PyErr_NoMemory(); bad = 1; break; }
-                            agenda = ag;
-                        }
-                        agenda[agenda_n++] = (int32_t)(set.n - 1);
+                    if (k3 < 0 || push(&set, &agenda, a2, d2 + 1, (int32_t)k3) < 0) {
+                        bad = 1;
+                        break;
                     }
                 }
             }
@@ -347,7 +349,6 @@ static PyObject *closure(PyObject *self, PyObject *args) {
             if (bad) goto done;
         }
     }
-#undef PUSH
     /* the items as tuples, grouped by next symbol */
     items = PyTuple_New(set.n);
     if (!items) goto done;
@@ -398,7 +399,7 @@ done:
     Py_XDECREF(predicted);
     free(set.items);
     free(set.slots);
-    free(agenda);
+    free(agenda.buf);
     free(next);
     return result;
 }

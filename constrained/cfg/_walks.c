@@ -6,11 +6,12 @@
  * of a dead node. Tokens are in byte order: a node's tokens are a span of ``token_ids``
  * starting at lo[node], and the own[node] tokens ending exactly at the node come first.
  *
- * walk(trans, acc, start, roots, ...) reads, from lexer state ``start``, either every text
+ * walk(trans, cross, start, roots, ...) reads, from lexer state ``start``, either every text
  * token (roots empty: the whole trie) or the subtrees of ``roots`` (each root's byte read first:
  * the token remainders that start at the root's depth). Each trie node reached is
  *   - alive: the lexer continues; the tokens ending there are ok (the lexeme may go on later);
- *   - crossing in state q: its byte cannot extend the lexeme, which is a full match in q (acc);
+ *   - crossing in state q: its byte cannot extend the lexeme, which is a full match in q
+ *     (cross[q] >= 0: the class of the terminals it completes);
  *     the next lexeme starts at that byte, for every token below the node;
  *   - dead otherwise: its tokens are not viable.
  * Two shortcuts take every token below a node as ok without visiting it: the subtree's bytes
@@ -20,7 +21,7 @@
  * (checked once per lexer state, remembered in ``sim``).
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
- * crossing nodes and their lexer states as int32 bytes.
+ * crossing nodes as int32 bytes grouped by class.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -383,10 +384,10 @@ static PyObject *clean_bits(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(trans, acc, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
-     "roots, out_words, text, text_start, clean, sim) -> (n_ok, ok ids, crossing nodes, "
-     "their states); ok tokens go to "
-     "out_words as bits when it is not empty (ok ids None), else come back as int32 bytes"},
+     "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
+     "roots, out_words, text, text_start, clean, sim) -> (n_ok, ok ids, [(class, crossing "
+     "nodes)]); ok tokens go to out_words as bits when it is not empty (ok ids None), else "
+     "come back as int32 bytes; crossing nodes come as int32 bytes by accepting class"},
     {"clean_bits", clean_bits, METH_VARARGS,
      "clean_bits(node_byte, skip, text, out) fills out (uint8 per node, bit per text state)"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,

@@ -135,9 +135,7 @@ class Column:
         """
         parser = self.parser
         if set_id is None:
-            set_id = parser._terminal_set_ids.get(terminals)
-            if set_id is None:
-                set_id = parser.terminal_set_id(terminals)
+            set_id = parser.terminal_set_id(terminals)
         key = (self.id, set_id)
         col = parser.advanced.get(key)
         if col is not None:

@@ -138,7 +138,8 @@ class MaskEngine:
                 ids.append(done[1])
                 continue
             w0, i0 = len(words), len(ids)
-            visited = self._descend(self._resolve(resolved, edge, nxt, roots), nxt, words, ids)
+            child = resolved.get(nxt.candidates) or self._resolve(resolved, edge, nxt, roots)
+            visited = self._descend(child, nxt, words, ids)
             if visited >= _MEMO_VISITS:
                 sub = ids[i0:]
                 self._subtrees.put(key, (tuple(words[w0:]),
@@ -177,13 +178,12 @@ class MaskEngine:
         return visited
 
     def _resolve(self, resolved: dict, edge: int, col: Column, roots: np.ndarray) -> _Node:
-        """The walk below ``roots`` for ``col``'s candidates; children already walked for a
-        candidate set are linked from their parent (they live as long as the parent does)."""
-        child = resolved.get(col.candidates)
-        if child is None:
-            child = self._child(edge, col.candidates, roots)
-            if len(resolved) < 8:
-                resolved[col.candidates] = child
+        """The walk below ``roots`` for ``col``'s candidates, not yet in ``resolved``: children
+        walked for a candidate set are linked from their parent (they live as long as it does),
+        so the traversal looks them up there before calling this."""
+        child = self._child(edge, col.candidates, roots)
+        if len(resolved) < 8:
+            resolved[col.candidates] = child
         return child
 
     # walks ---------------------------------------------------------------------------------

@@ -137,6 +137,6 @@ def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     """The tokens below trie nodes ``roots`` (disjoint subtrees) read from the empty lexeme,
     from each root's byte on: (ok token ids, [(terminals, nodes)]) as in walk_trie."""
     if not len(roots):
-        return np.zeros(0, dtype=np.int32), []
+        return _NONE, []
     return _walk(lexer, trie, 0, np.ascontiguousarray(roots, dtype=np.int32), False)
 
