@@ -1,16 +1,24 @@
-/* The closure of an Earley column's kernel, in C (see earley.py).
+/* Earley columns in C (see earley.py): closing a kernel, and advancing a column over a lexeme.
  *
  * grammar(rhs_flat, rhs_start, lhs, nullable, n_terminals) -> capsule: the prepared grammar's
  * alternatives (int32: symbols of alternative a are rhs_flat[rhs_start[a]:rhs_start[a+1]]),
  * left-hand sides (int32) and nullable flags per symbol (uint8), copied once.
  *
- * closure(grammar, kernel, initial) -> (origins, items, by_next, predicted, started): closes
- * ``kernel`` (a list of (alternative, dot, origin Column)) under the nullable step and
- * completion, as Column does in Python. Items are (alternative, dot, k) tuples with k the
- * position of the origin in ``origins``; ``by_next`` maps each symbol after a dot to the tuple of
- * those items; ``predicted`` is the frozenset of nonterminals after a dot; ``started`` says
- * whether the start alternative was completed from ``initial`` (the initial Column). A
- * completion reads the origin Column's ``origins``, ``by_next`` and ``static.by_next``.
+ * Items are packed as native int32 triples (alternative, dot, k) in bytes, k being the position
+ * of the item's origin Column in the column's ``origins`` (-1: the column itself). Bytes are not
+ * tracked by the garbage collector: a long generation creates many columns, and every tracked
+ * object is work for each collection.
+ *
+ * closure(grammar, kernel, initial, interned) closes ``kernel`` (a list of (alternative, dot,
+ * origin Column)) under the nullable step and completion; advance(grammar, col, terminals,
+ * interned, initial) builds the kernel of ``col`` after one lexeme of any of ``terminals`` (None
+ * when empty) and closes it. Both first look the kernel up in ``interned`` (a dict by kernel
+ * key, or None) and return the Column found there; otherwise they return (key, origins, items,
+ * by_next, predicted, started, next_symbols): the key (sorted int64 (alternative, dot, origin
+ * id) triples in bytes), the origins tuple, the packed items, a dict from each symbol after a dot
+ * to its packed items, the predicted nonterminals and the symbols after a dot (sorted int32
+ * bytes), and whether the start alternative was completed from ``initial``. A completion reads
+ * the origin Column's ``origins``, ``by_next`` and ``static.by_next``.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,7 +33,7 @@ typedef struct {
     int32_t n_term;
 } Grammar;
 
-static PyObject *s_origins, *s_by_next, *s_static;
+static PyObject *s_origins, *s_by_next, *s_static, *s_id;
 
 static void grammar_free(PyObject *capsule) {
     Grammar *g = PyCapsule_GetPointer(capsule, "constrained.earley.grammar");
@@ -212,6 +220,17 @@ static int cmp_next(const void *x, const void *y) {
     return (a->item > b->item) - (a->item < b->item);
 }
 
+/* the items packed in ``v`` (bytes of int32 (alternative, dot, k) triples); -1 on error */
+static int items_view(PyObject *v, const Item **items, Py_ssize_t *n) {
+    if (!PyBytes_Check(v) || PyBytes_GET_SIZE(v) % (Py_ssize_t)sizeof(Item)) {
+        PyErr_SetString(PyExc_TypeError, "by_next values must be bytes of int32 triples");
+        return -1;
+    }
+    *items = (const Item *)PyBytes_AS_STRING(v);
+    *n = PyBytes_GET_SIZE(v) / (Py_ssize_t)sizeof(Item);
+    return 0;
+}
+
 /* the items of ``col`` whose next symbol is ``sym``: dynamic ones, then static ones */
 static int expecting(PyObject *col, PyObject *key, PyObject **dyn, PyObject **sta) {
     *dyn = *sta = NULL;
@@ -233,52 +252,123 @@ static int expecting(PyObject *col, PyObject *key, PyObject **dyn, PyObject **st
     return 0;
 }
 
-static PyObject *closure(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *cap, *kernel, *initial;
-    if (!PyArg_ParseTuple(args, "OO!O", &cap, &PyList_Type, &kernel, &initial)) return NULL;
-    Grammar *g = PyCapsule_GetPointer(cap, "constrained.earley.grammar");
-    if (!g) return NULL;
-    PyObject *origins = PyList_New(0);
-    ItemSet set = {0};
-    Agenda agenda = {NULL, 0, 16};
-    Next *next = NULL;
-    Py_ssize_t n_next = 0, next_cap = 16;
-    PyObject *result = NULL, *items = NULL, *by_next = NULL, *predicted = NULL;
-    set.cap = 16;
-    set.n_slots = 64;
-    set.items = malloc(sizeof(Item) * (size_t)set.cap);
-    set.slots = malloc(sizeof(int32_t) * (size_t)set.n_slots);
-    agenda.buf = malloc(sizeof(int32_t) * (size_t)agenda.cap);
-    next = malloc(sizeof(Next) * (size_t)next_cap);
-    predicted = PyFrozenSet_New(NULL);
-    if (!origins || !predicted) goto done;
-    if (!set.items || !set.slots || !agenda.buf || !next) {
+/* A kernel being built and closed: the item set, the agenda of items still to close and the
+ * origin Columns the items' k index. */
+typedef struct {
+    ItemSet set;
+    Agenda agenda;
+    PyObject *origins; /* list */
+} Work;
+
+static int work_init(Work *w) {
+    memset(w, 0, sizeof(Work));
+    w->set.cap = 16;
+    w->set.n_slots = 64;
+    w->agenda.cap = 16;
+    w->set.items = malloc(sizeof(Item) * (size_t)w->set.cap);
+    w->set.slots = malloc(sizeof(int32_t) * (size_t)w->set.n_slots);
+    w->agenda.buf = malloc(sizeof(int32_t) * (size_t)w->agenda.cap);
+    w->origins = PyList_New(0);
+    if (!w->origins) return -1;
+    if (!w->set.items || !w->set.slots || !w->agenda.buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(w->set.slots, 0xff, sizeof(int32_t) * (size_t)w->set.n_slots);
+    return 0;
+}
+
+static void work_free(Work *w) {
+    free(w->set.items);
+    free(w->set.slots);
+    free(w->agenda.buf);
+    Py_XDECREF(w->origins);
+}
+
+/* adds kernel item (a, d, origin Column) after checking it against the grammar */
+static int work_add(Grammar *g, Work *w, int32_t a, int32_t d, PyObject *origin) {
+    if (a < 0 || a >= g->n_alts || d < 0 || d > g->start[a + 1] - g->start[a]) {
+        PyErr_SetString(PyExc_ValueError, "closure: kernel item out of range");
+        return -1;
+    }
+    Py_ssize_t k = origin_index(w->origins, origin);
+    if (k < 0) return -1;
+    return push(&w->set, &w->agenda, a, d, (int32_t)k);
+}
+
+typedef struct {
+    int64_t a, d, id;
+} KeyItem;
+
+static int cmp_key(const void *x, const void *y) {
+    const KeyItem *p = x, *q = y;
+    if (p->a != q->a) return (p->a > q->a) - (p->a < q->a);
+    if (p->d != q->d) return (p->d > q->d) - (p->d < q->d);
+    return (p->id > q->id) - (p->id < q->id);
+}
+
+/* The interning key of the kernel (the items added so far): the sorted (alternative, dot,
+ * origin id) triples as native int64, in bytes. */
+static PyObject *kernel_key(Work *w) {
+    Py_ssize_t n_o = PyList_GET_SIZE(w->origins), n = w->set.n;
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)(n_o + 1));
+    KeyItem *keys = malloc(sizeof(KeyItem) * (size_t)(n + 1));
+    PyObject *out = NULL;
+    if (!ids || !keys) {
         PyErr_NoMemory();
         goto done;
     }
-    memset(set.slots, 0xff, sizeof(int32_t) * (size_t)set.n_slots);
-    Py_ssize_t n_kernel = PyList_GET_SIZE(kernel);
-    for (Py_ssize_t i = 0; i < n_kernel; i++) {
-        PyObject *it = PyList_GET_ITEM(kernel, i);
-        int32_t a, d;
-        if (!PyTuple_Check(it) || PyTuple_GET_SIZE(it) != 3) {
-            PyErr_SetString(PyExc_TypeError, "closure: kernel items are (alternative, dot, origin)");
-            goto done;
-        }
-        if (as_int32(PyTuple_GET_ITEM(it, 0), &a) < 0 || as_int32(PyTuple_GET_ITEM(it, 1), &d) < 0)
-            goto done;
-        if (a < 0 || a >= g->n_alts || d < 0 || d > g->start[a + 1] - g->start[a]) {
-            PyErr_SetString(PyExc_ValueError, "closure: kernel item out of range");
-            goto done;
-        }
-        Py_ssize_t k = origin_index(origins, PyTuple_GET_ITEM(it, 2));
-        if (k < 0) goto done;
-        if (push(&set, &agenda, a, d, (int32_t)k) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n_o; i++) {
+        PyObject *v = PyObject_GetAttr(PyList_GET_ITEM(w->origins, i), s_id);
+        if (!v) goto done;
+        ids[i] = PyLong_AsLongLong(v);
+        Py_DECREF(v);
+        if (ids[i] == -1 && PyErr_Occurred()) goto done;
     }
-    while (agenda.n) {
-        int32_t idx = agenda.buf[--agenda.n];
-        Item it = set.items[idx];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Item *it = &w->set.items[i];
+        keys[i] = (KeyItem){it->a, it->d, ids[it->k]};
+    }
+    qsort(keys, (size_t)n, sizeof(KeyItem), cmp_key);
+    out = PyBytes_FromStringAndSize((const char *)keys, (Py_ssize_t)(sizeof(KeyItem) * (size_t)n));
+done:
+    free(ids);
+    free(keys);
+    return out;
+}
+
+static int cmp_int32(const void *x, const void *y) {
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* sorted distinct values of buf[0:n] as native int32 bytes (sorts buf in place) */
+static PyObject *sorted_set_bytes(int32_t *buf, Py_ssize_t n) {
+    qsort(buf, (size_t)n, sizeof(int32_t), cmp_int32);
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!m || buf[m - 1] != buf[i]) buf[m++] = buf[i];
+    return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)(sizeof(int32_t) * (size_t)m));
+}
+
+/* Closes the kernel in ``w`` and returns (key, origins, items, by_next, predicted, started,
+ * next_symbols); ``key`` was computed before the closure added items. */
+static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *initial) {
+    Next *next = NULL;
+    Item *group_buf = NULL;
+    int32_t *pred = NULL, *syms = NULL;
+    Py_ssize_t n_next = 0, next_cap = 16, n_pred = 0, pred_cap = 16;
+    PyObject *result = NULL, *items = NULL, *by_next = NULL, *predicted = NULL, *nexts = NULL;
+    PyObject *origins = w->origins;
+    next = malloc(sizeof(Next) * (size_t)next_cap);
+    pred = malloc(sizeof(int32_t) * (size_t)pred_cap);
+    if (!next || !pred) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    while (w->agenda.n) {
+        int32_t idx = w->agenda.buf[--w->agenda.n];
+        Item it = w->set.items[idx];
         int32_t len = g->start[it.a + 1] - g->start[it.a];
         if (it.d < len) {
             int32_t sym = g->rhs[g->start[it.a] + it.d];
@@ -290,18 +380,23 @@ static PyObject *closure(PyObject *self, PyObject *args) {
             }
             next[n_next++] = (Next){sym, idx};
             if (sym >= g->n_term) {
-                PyObject *v = PyLong_FromLong(sym);
-                if (!v || PySet_Add(predicted, v) < 0) { Py_XDECREF(v); goto done; }
-                Py_DECREF(v);
-                if (g->nullable[sym] && push(&set, &agenda, it.a, it.d + 1, it.k) < 0) goto done;
+                if (n_pred == pred_cap) {
+                    pred_cap *= 2;
+                    int32_t *p2 = realloc(pred, sizeof(int32_t) * (size_t)pred_cap);
+                    if (!p2) { PyErr_NoMemory(); goto done; }
+                    pred = p2;
+                }
+                pred[n_pred++] = sym;
+                if (g->nullable[sym] && push(&w->set, &w->agenda, it.a, it.d + 1, it.k) < 0)
+                    goto done;
             }
         } else {
             PyObject *o = PyList_GET_ITEM(origins, it.k);
             Py_INCREF(o);
-            PyObject *key = PyLong_FromLong(g->lhs[it.a]);
+            PyObject *lhs = PyLong_FromLong(g->lhs[it.a]);
             PyObject *dyn = NULL, *sta = NULL, *o_origins = NULL;
-            int bad = !key || expecting(o, key, &dyn, &sta) < 0;
-            Py_XDECREF(key);
+            int bad = !lhs || expecting(o, lhs, &dyn, &sta) < 0;
+            Py_XDECREF(lhs);
             if (!bad) {
                 o_origins = PyObject_GetAttr(o, s_origins);
                 bad = !o_origins || !PyTuple_Check(o_origins);
@@ -310,33 +405,24 @@ static PyObject *closure(PyObject *self, PyObject *args) {
             }
             PyObject *parts[2] = {dyn, sta};
             for (int p = 0; p < 2 && !bad; p++) {
-                PyObject *tup = parts[p];
-                if (!tup) continue;
-                if (!PyTuple_Check(tup)) {
-                    PyErr_SetString(PyExc_TypeError, "closure: by_next values must be tuples");
+                const Item *its;
+                Py_ssize_t n_its;
+                if (!parts[p]) continue;
+                if (items_view(parts[p], &its, &n_its) < 0) {
                     bad = 1;
                     break;
                 }
-                for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(tup) && !bad; j++) {
-                    PyObject *e = PyTuple_GET_ITEM(tup, j);
-                    int32_t a2, d2, k2;
-                    if (as_int32(PyTuple_GET_ITEM(e, 0), &a2) < 0 ||
-                        as_int32(PyTuple_GET_ITEM(e, 1), &d2) < 0 ||
-                        as_int32(PyTuple_GET_ITEM(e, 2), &k2) < 0) {
-                        bad = 1;
-                        break;
-                    }
+                for (Py_ssize_t j = 0; j < n_its; j++) {
                     PyObject *src = o;
-                    if (k2 >= 0) {
-                        if (k2 >= PyTuple_GET_SIZE(o_origins)) {
+                    if (its[j].k >= 0) {
+                        if (its[j].k >= PyTuple_GET_SIZE(o_origins)) {
                             PyErr_SetString(PyExc_ValueError, "closure: origin out of range");
                             bad = 1;
                             break;
                         }
-                        src = PyTuple_GET_ITEM(o_origins, k2);
+                        src = PyTuple_GET_ITEM(o_origins, its[j].k);
                     }
-                    Py_ssize_t k3 = origin_index(origins, src);
-                    if (k3 < 0 || push(&set, &agenda, a2, d2 + 1, (int32_t)k3) < 0) {
+                    if (work_add(g, w, its[j].a, its[j].d + 1, src) < 0) {
                         bad = 1;
                         break;
                     }
@@ -349,58 +435,174 @@ static PyObject *closure(PyObject *self, PyObject *args) {
             if (bad) goto done;
         }
     }
-    /* the items as tuples, grouped by next symbol */
-    items = PyTuple_New(set.n);
+    /* the items packed, and grouped by next symbol */
+    items = PyBytes_FromStringAndSize((const char *)w->set.items,
+                                      (Py_ssize_t)(sizeof(Item) * (size_t)w->set.n));
     if (!items) goto done;
     int started = 0;
     Py_ssize_t k_initial = -1;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(origins); i++)
         if (PyList_GET_ITEM(origins, i) == initial) k_initial = i;
-    for (Py_ssize_t i = 0; i < set.n; i++) {
-        Item *it = &set.items[i];
-        PyObject *t = Py_BuildValue("(iii)", it->a, it->d, it->k);
-        if (!t) goto done;
-        untrack(t);
-        PyTuple_SET_ITEM(items, i, t);
+    for (Py_ssize_t i = 0; i < w->set.n; i++) {
+        Item *it = &w->set.items[i];
         if (it->a == 0 && it->d == 1 && it->k == k_initial) started = 1;
     }
     qsort(next, (size_t)n_next, sizeof(Next), cmp_next);
     by_next = PyDict_New();
+    syms = malloc(sizeof(int32_t) * (size_t)(n_next + 1));
+    group_buf = malloc(sizeof(Item) * (size_t)(n_next + 1));
     if (!by_next) goto done;
+    if (!syms || !group_buf) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t n_syms = 0;
     for (Py_ssize_t i = 0; i < n_next;) {
         Py_ssize_t j = i;
         while (j < n_next && next[j].sym == next[i].sym) j++;
-        PyObject *group = PyTuple_New(j - i);
+        for (Py_ssize_t m = i; m < j; m++) group_buf[m - i] = w->set.items[next[m].item];
+        PyObject *group = PyBytes_FromStringAndSize((const char *)group_buf,
+                                                    (Py_ssize_t)(sizeof(Item) * (size_t)(j - i)));
         if (!group) goto done;
-        for (Py_ssize_t m = i; m < j; m++) {
-            PyObject *t = PyTuple_GET_ITEM(items, next[m].item);
-            Py_INCREF(t);
-            PyTuple_SET_ITEM(group, m - i, t);
-        }
-        untrack(group);
-        PyObject *key = PyLong_FromLong(next[i].sym);
-        int bad = !key || PyDict_SetItem(by_next, key, group) < 0;
-        Py_XDECREF(key);
+        PyObject *sym = PyLong_FromLong(next[i].sym);
+        int bad = !sym || PyDict_SetItem(by_next, sym, group) < 0;
+        Py_XDECREF(sym);
         Py_DECREF(group);
         if (bad) goto done;
+        syms[n_syms++] = next[i].sym;
         i = j;
     }
-    untrack(items);
     untrack(by_next);
-    untrack(predicted);
+    predicted = sorted_set_bytes(pred, n_pred);
+    nexts = sorted_set_bytes(syms, n_syms);
+    if (!predicted || !nexts) goto done;
     PyObject *orig_t = PyList_AsTuple(origins);
     if (!orig_t) goto done;
-    result = Py_BuildValue("(NOOOO)", orig_t, items, by_next, predicted,
-                           started ? Py_True : Py_False);
+    result = Py_BuildValue("(ONOOOOO)", key, orig_t, items, by_next, predicted,
+                           started ? Py_True : Py_False, nexts);
 done:
-    Py_XDECREF(origins);
     Py_XDECREF(items);
     Py_XDECREF(by_next);
     Py_XDECREF(predicted);
-    free(set.items);
-    free(set.slots);
-    free(agenda.buf);
+    Py_XDECREF(nexts);
     free(next);
+    free(pred);
+    free(syms);
+    free(group_buf);
+    return result;
+}
+
+/* The interned Column of the kernel in ``w`` when ``interned`` (a dict or None) has it, else the
+ * closed kernel (see close_kernel). */
+static PyObject *intern_or_close(Grammar *g, Work *w, PyObject *interned, PyObject *initial) {
+    PyObject *key = kernel_key(w);
+    if (!key) return NULL;
+    if (interned != Py_None) {
+        if (!PyDict_Check(interned)) {
+            Py_DECREF(key);
+            PyErr_SetString(PyExc_TypeError, "closure: interned must be a dict or None");
+            return NULL;
+        }
+        PyObject *hit = PyDict_GetItemWithError(interned, key);
+        if (hit || PyErr_Occurred()) {
+            Py_DECREF(key);
+            Py_XINCREF(hit);
+            return hit;
+        }
+    }
+    PyObject *out = close_kernel(g, w, key, initial);
+    Py_DECREF(key);
+    return out;
+}
+
+static PyObject *closure(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *cap, *kernel, *initial, *interned;
+    if (!PyArg_ParseTuple(args, "OO!OO", &cap, &PyList_Type, &kernel, &initial, &interned))
+        return NULL;
+    Grammar *g = PyCapsule_GetPointer(cap, "constrained.earley.grammar");
+    if (!g) return NULL;
+    Work w;
+    PyObject *result = NULL;
+    if (work_init(&w) < 0) goto done;
+    Py_ssize_t n_kernel = PyList_GET_SIZE(kernel);
+    for (Py_ssize_t i = 0; i < n_kernel; i++) {
+        PyObject *it = PyList_GET_ITEM(kernel, i);
+        int32_t a, d;
+        if (!PyTuple_Check(it) || PyTuple_GET_SIZE(it) != 3) {
+            PyErr_SetString(PyExc_TypeError, "closure: kernel items are (alternative, dot, origin)");
+            goto done;
+        }
+        if (as_int32(PyTuple_GET_ITEM(it, 0), &a) < 0 || as_int32(PyTuple_GET_ITEM(it, 1), &d) < 0 ||
+            work_add(g, &w, a, d, PyTuple_GET_ITEM(it, 2)) < 0)
+            goto done;
+    }
+    result = intern_or_close(g, &w, interned, initial);
+done:
+    work_free(&w);
+    return result;
+}
+
+/* advance(grammar, col, terminals, interned, initial): the kernel of ``col`` after one lexeme
+ * of any of ``terminals`` (items of col expecting one, dot moved past it); None when empty,
+ * else as intern_or_close. */
+static PyObject *advance(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *cap, *col, *terminals, *interned, *initial;
+    if (!PyArg_ParseTuple(args, "OOOOO", &cap, &col, &terminals, &interned, &initial))
+        return NULL;
+    Grammar *g = PyCapsule_GetPointer(cap, "constrained.earley.grammar");
+    if (!g) return NULL;
+    Work w;
+    PyObject *result = NULL, *col_origins = NULL, *iter = NULL, *t = NULL;
+    if (work_init(&w) < 0) goto done;
+    col_origins = PyObject_GetAttr(col, s_origins);
+    if (!col_origins) goto done;
+    if (!PyTuple_Check(col_origins)) {
+        PyErr_SetString(PyExc_TypeError, "advance: origins must be a tuple");
+        goto done;
+    }
+    iter = PyObject_GetIter(terminals);
+    if (!iter) goto done;
+    while ((t = PyIter_Next(iter))) {
+        PyObject *dyn, *sta;
+        if (expecting(col, t, &dyn, &sta) < 0) goto done;
+        PyObject *parts[2] = {dyn, sta};
+        int bad = 0;
+        for (int p = 0; p < 2 && !bad; p++) {
+            const Item *its;
+            Py_ssize_t n_its;
+            if (!parts[p]) continue;
+            if (items_view(parts[p], &its, &n_its) < 0) {
+                bad = 1;
+                break;
+            }
+            for (Py_ssize_t j = 0; j < n_its; j++) {
+                if (its[j].k >= PyTuple_GET_SIZE(col_origins)) {
+                    PyErr_SetString(PyExc_ValueError, "advance: origin out of range");
+                    bad = 1;
+                    break;
+                }
+                PyObject *origin = its[j].k < 0 ? col : PyTuple_GET_ITEM(col_origins, its[j].k);
+                if (work_add(g, &w, its[j].a, its[j].d + 1, origin) < 0) {
+                    bad = 1;
+                    break;
+                }
+            }
+        }
+        Py_XDECREF(dyn);
+        Py_XDECREF(sta);
+        Py_CLEAR(t);
+        if (bad) goto done;
+    }
+    if (PyErr_Occurred()) goto done;
+    if (!w.set.n) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else
+        result = intern_or_close(g, &w, interned, initial);
+done:
+    Py_XDECREF(t);
+    Py_XDECREF(iter);
+    Py_XDECREF(col_origins);
+    work_free(&w);
     return result;
 }
 
@@ -408,7 +610,10 @@ static PyMethodDef methods[] = {
     {"grammar", grammar, METH_VARARGS,
      "grammar(rhs_flat, rhs_start, lhs, nullable, n_terminals) -> capsule"},
     {"closure", closure, METH_VARARGS,
-     "closure(grammar, kernel, initial) -> (origins, items, by_next, predicted, started)"},
+     "closure(grammar, kernel, initial, interned) -> Column | (key, origins, items, by_next, "
+     "predicted, started, next_symbols)"},
+    {"advance", advance, METH_VARARGS,
+     "advance(grammar, col, terminals, interned, initial) -> None | Column | closed kernel"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_earley",
@@ -419,6 +624,7 @@ PyMODINIT_FUNC PyInit__earley(void) {
     s_origins = PyUnicode_InternFromString("origins");
     s_by_next = PyUnicode_InternFromString("by_next");
     s_static = PyUnicode_InternFromString("static");
-    if (!s_origins || !s_by_next || !s_static) return NULL;
+    s_id = PyUnicode_InternFromString("id");
+    if (!s_origins || !s_by_next || !s_static || !s_id) return NULL;
     return PyModule_Create(&module);
 }

@@ -1,6 +1,8 @@
 """A context-free grammar compiled against a vocabulary (immutable, shareable across threads)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..bitmask import bitmask_words, token_ids_to_bitmask
 from ..compiler import CompiledGrammar
 from ..grammar import Grammar
@@ -29,7 +31,8 @@ class CompiledCFG(CompiledGrammar):
         self.eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
         self.eos_mask.setflags(write=False)
         self.eos_ids = frozenset(vocab.eos_token_ids)
-        self.text_ok = vocab.text_token_mask[:vocab.n_tokens].tolist()
+        # bytes, not a list: a list of vocabulary size is scanned by every garbage collection
+        self.text_ok = vocab.text_token_mask[:vocab.n_tokens].astype(np.uint8).tobytes()
 
     def matcher(self):
         from .matcher import CFGMatcher

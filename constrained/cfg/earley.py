@@ -2,9 +2,10 @@
 
 A ``Column`` is the Earley item set after some sequence of lexemes. Items are
 ``(alternative, dot, origin)`` where ``origin`` indexes the column's ``origins`` (earlier
-Columns), or is -1 for this column. The closure of a column's kernel runs in C (``_earley.c``)
-and returns its items in containers of ints that the garbage collector does not track: a long
-generation creates many columns, and a full collection otherwise walks every item of every one.
+Columns), or is -1 for this column. Advancing a column and closing the new kernel run in C
+(``_earley.c``), which packs the items into bytes (int32 triples): the garbage collector does not
+track bytes, and a long generation creates many columns whose items every collection would
+otherwise walk.
 
 Columns never change once built, so a parser state is just a Column reference (rollback is free)
 and ``advance(terminals)`` results are memoized by the parser in a bounded cache (a column keeps
@@ -26,6 +27,8 @@ import threading
 
 import numpy as np
 
+from ..errors import LimitExceededError
+from ._earley import advance as _c_advance
 from ._earley import closure as _c_closure
 from ._earley import grammar as _c_grammar
 from .lru import LRUCache
@@ -77,7 +80,7 @@ class _Predictions:
                     if new not in items:
                         items.add(new)
                         agenda.append(new)
-        self.by_next = {k: tuple(v) for k, v in by_next.items()}
+        self.by_next = {k: _pack(v) for k, v in by_next.items()}
         self.expected = frozenset(k for k in by_next if k < n_term)
         self.complete = (0, 1, -1) in items
         self.items = frozenset(items)
@@ -93,37 +96,35 @@ class Column:
     __slots__ = ("id", "parser", "origins", "dynamic", "by_next", "static", "expected",
                  "candidates", "complete", "_core", "__weakref__")
 
-    def __init__(self, parser: "EarleyParser", kernel: list, cid: int,
-                 roots: frozenset = frozenset()) -> None:
-        """``kernel``: items ``(alternative, dot, origin Column)``; the closure (nullable
-        steps and completions through the origins) runs in C (``_earley.c``)."""
+    def __init__(self, parser: "EarleyParser", cid: int, closed: tuple,
+                 static: _Predictions) -> None:
+        """``closed``: what ``_earley.closure`` / ``_earley.advance`` return for a new kernel
+        (the closure under nullable steps and completions through the origins runs in C);
+        ``static``: the shared closure of the nonterminals it predicts."""
         self.id = cid
         self.parser = parser
-        self.origins, self.dynamic, self.by_next, predicted, started = _c_closure(
-            parser._c_grammar, kernel, getattr(parser, "initial", None))
-        self.static = parser._predictions(predicted | roots if roots else predicted)
-        self.expected, self.candidates = parser._terminal_sets(frozenset(self.by_next), self.static)
+        _, self.origins, self.dynamic, self.by_next, _, started, next_symbols = closed
+        self.static = static
+        self.expected, self.candidates = parser._terminal_sets(next_symbols, static)
         # the start alternative is only ever predicted in the initial column
-        self.complete = self.static.complete or started
+        self.complete = static.complete or started
         self._core: frozenset | None = None
 
     def core(self) -> frozenset:
         """The column's items without their origins: equal for columns that differ only in
         what lies below them (a search key that merges nesting depths)."""
         if self._core is None:
-            self._core = frozenset((a, d) for a, d, _ in self.dynamic)
+            self._core = frozenset((a, d) for a, d, _ in _unpack(self.dynamic))
         return self._core
 
     def expecting(self, sym: int) -> tuple:
         """Items of this column whose next symbol is ``sym`` (origins index ``origins``)."""
-        dyn = self.by_next.get(sym)
-        sta = self.static.by_next.get(sym, ())
-        return dyn + sta if dyn else sta
+        return _unpack(self.by_next.get(sym, b"") + self.static.by_next.get(sym, b""))
 
     def kernel_items(self) -> list[tuple]:
         """Every item as ``(alternative, dot, origin Column)``."""
         origins = self.origins
-        return [(a, d, origins[k]) for a, d, k in self.dynamic] + \
+        return [(a, d, origins[k]) for a, d, k in _unpack(self.dynamic)] + \
             [(a, d, self) for a, d, _ in self.static.items]
 
     def advance(self, terminals: frozenset, set_id: int | None = None) -> "Column | None":
@@ -136,7 +137,7 @@ class Column:
         parser = self.parser
         if set_id is None:
             set_id = parser.terminal_set_id(terminals)
-        key = (self.id, set_id)
+        key = self.id << 32 | set_id
         col = parser.advanced.get(key)
         if col is not None:
             return None if col is DEAD else col
@@ -167,65 +168,98 @@ class EarleyParser:
         self._c_grammar = _c_grammar(flat, starts, np.array(grammar.lhs, dtype=np.int32),
                                      nullable, grammar.n_terminals)
         self.max_interned = max_interned
-        # (column id, terminal set id) -> next Column or DEAD
+        # column id << 32 | terminal set id -> next Column or DEAD (an int key: a tuple would be
+        # one more object for the garbage collector to track per entry)
         self.advanced = LRUCache(max_advances)
         self._terminal_set_ids: dict[frozenset, int] = {}
         self._next_set_id = itertools.count()
         self._ids = itertools.count()
-        self._interned: dict[tuple, Column] = {}
-        self._static: dict[frozenset, _Predictions] = {}
+        self._interned: dict[bytes, Column] = {}       # kernel key -> Column
+        self._static: dict[bytes, _Predictions] = {}   # predicted nonterminals -> closure
         self._sets: dict[tuple, tuple] = {}
         self._lock = threading.Lock()
+        # the initial column predicts the start symbol (its kernel is empty, never interned)
+        closed = _c_closure(self._c_grammar, [], None, None)
         start = grammar.lhs[0]
-        self.initial = Column(self, [], next(self._ids), frozenset((start,)))
+        roots = frozenset(_symbols(closed[4])) | {start}
+        self.initial = Column(self, next(self._ids), closed, _Predictions(grammar, roots))
 
     def terminal_set_id(self, terminals: frozenset) -> int:
-        """A small id for a terminal set (ids are never reused)."""
+        """A small id for a terminal set (ids are never reused, and stay below 2**32: the
+        advance memo packs them with column ids into one int)."""
         sid = self._terminal_set_ids.get(terminals)
         if sid is not None:
             return sid
         with self._lock:
             if len(self._terminal_set_ids) >= 100_000:
                 self._terminal_set_ids = {}
-            return self._terminal_set_ids.setdefault(terminals, next(self._next_set_id))
+            sid = self._terminal_set_ids.get(terminals)
+            if sid is None:
+                sid = next(self._next_set_id)
+                if sid >= 1 << 32:
+                    raise LimitExceededError("more than 2**32 terminal sets were numbered by one "
+                                             "parser; compile the grammar again")
+                self._terminal_set_ids[terminals] = sid
+            return sid
 
-    def _terminal_sets(self, next_symbols: frozenset, static: _Predictions) -> tuple:
+    def _terminal_sets(self, next_symbols: bytes, static: _Predictions) -> tuple:
         """(expected terminals, lexer candidates) of a column whose own items expect
-        ``next_symbols``, shared by the columns that have them."""
+        ``next_symbols`` (sorted int32 bytes), shared by the columns that have them."""
         key = (next_symbols, static)
         sets = self._sets.get(key)
         if sets is None:
             n_term = self.n_terminals
-            exp = frozenset(s for s in next_symbols if s < n_term) | static.expected
+            exp = frozenset(s for s in _symbols(next_symbols) if s < n_term) | static.expected
             sets = self._sets.setdefault(key, (exp, exp | self.grammar.ignore))
         return sets
 
-    def _predictions(self, roots: frozenset) -> _Predictions:
-        pred = self._static.get(roots)
+    def _predictions(self, predicted: bytes) -> _Predictions:
+        """The shared closure of predicting ``predicted`` (sorted int32 bytes)."""
+        pred = self._static.get(predicted)
         if pred is None:
-            pred = self._static.setdefault(roots, _Predictions(self.grammar, roots))
+            pred = self._static.setdefault(
+                predicted, _Predictions(self.grammar, frozenset(_symbols(predicted))))
         return pred
 
-    def _column(self, kernel: list) -> Column:
-        key = tuple(sorted([(a, d, o.id) for a, d, o in kernel]))
-        col = self._interned.get(key)
-        if col is None:
-            col = Column(self, kernel, next(self._ids))
-            with self._lock:
-                if len(self._interned) >= self.max_interned:
-                    self._interned.clear()
-                col = self._interned.setdefault(key, col)
-        return col
+    def _intern(self, closed: tuple) -> Column:
+        """A new Column for a closed kernel, interned under its key."""
+        col = Column(self, next(self._ids), closed, self._predictions(closed[4]))
+        with self._lock:
+            if len(self._interned) >= self.max_interned:
+                self._interned.clear()
+            return self._interned.setdefault(closed[0], col)
 
     def _advance(self, col: Column, terminals: frozenset) -> Column | None:
-        ignore = self.grammar.ignore
+        if terminals & self.grammar.ignore:
+            return self._advance_ignorable(col, terminals)
+        got = _c_advance(self._c_grammar, col, terminals, self._interned, self.initial)
+        if got is None or got.__class__ is Column:
+            return got
+        return self._intern(got)
+
+    def _advance_ignorable(self, col: Column, terminals: frozenset) -> Column | None:
+        """A lexeme that ignored terminals match leaves ``col`` as it is, besides advancing it
+        over the expected ones."""
         origins = col.origins
         kernel = set()
         for t in terminals:
             for a, d, k in col.expecting(t):
                 kernel.add((a, d + 1, col if k < 0 else origins[k]))
         if not kernel:
-            return col if terminals & ignore else None
-        if terminals & ignore:
-            kernel.update(col.kernel_items())
-        return self._column(list(kernel))
+            return col
+        kernel.update(col.kernel_items())
+        got = _c_closure(self._c_grammar, list(kernel), self.initial, self._interned)
+        return got if got.__class__ is Column else self._intern(got)
+
+
+def _symbols(packed: bytes) -> list[int]:
+    return np.frombuffer(packed, dtype=np.int32).tolist()
+
+
+def _pack(items) -> bytes:
+    """Items ``(alternative, dot, k)`` as the C closure packs them (int32 triples)."""
+    return np.array(list(items), dtype=np.int32).reshape(-1, 3).tobytes()
+
+
+def _unpack(packed: bytes) -> list[tuple]:
+    return [tuple(t) for t in np.frombuffer(packed, dtype=np.int32).reshape(-1, 3).tolist()]

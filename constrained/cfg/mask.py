@@ -159,10 +159,10 @@ class MaskEngine:
                 words.append(node.words)
             elif len(node.ids):
                 ids.append(node.ids)
-            cid = col.id
+            base = col.id << 32
             for terms, set_id, edge, roots, resolved in node.children:
                 # Column.advance's memo, read directly
-                nxt = recent.get((cid, set_id)) or advanced.get((cid, set_id))
+                nxt = recent.get(base | set_id) or advanced.get(base | set_id)
                 if nxt is None:
                     nxt = col.advance(terms, set_id)
                     if nxt is None:
