@@ -20,11 +20,12 @@ import itertools
 
 import numpy as np
 
-from ..bitmask import bitmask_words, set_bits, token_ids_to_bitmask
+from ..bitmask import bitmask_words, token_ids_to_bitmask
 from ..vocabulary import Vocabulary
 from .earley import DEAD, Column
 from .lru import LRUCache
 from .runtime import Runtime, State
+from ._walks import assemble_mask
 from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
@@ -65,12 +66,12 @@ class MaskEngine:
         self.vocab = vocab
         self.words = bitmask_words(vocab.size)
         self.trie: PreorderTrie = preorder_trie(vocab, disk_cache)
-        self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
+        self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int32)
         self.disk = disk_cache
         self._advanced = runtime.parser.advanced
         self.empty_mask = np.zeros(self.words, dtype=np.int32)
         self.empty_mask.setflags(write=False)
-        self._masks = LRUCache(mask_cache_size)          # (col.id, q) -> words
+        self._masks = LRUCache(mask_cache_size)          # col.id << 32 | q -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
         self._subtrees = LRUCache(table_cache_size)      # (edge, column id) -> (words, ids)
         self._edge_ids: dict[bytes, int] = {}           # trie node set -> edge id
@@ -93,13 +94,11 @@ class MaskEngine:
         """Read-only packed mask of the tokens allowed after ``state`` (EOS included); a mask
         allowing nothing is always the object ``empty_mask``."""
         col, q = state
-        key = (col.id, q)
+        key = col.id << 32 | q
         out = self._masks.get(key)
         if out is not None:
             return out
         out = self._compute(col, q)
-        if not out.any():
-            out = self.empty_mask
         out.setflags(write=False)
         return self._masks.put(key, out)
 
@@ -109,15 +108,9 @@ class MaskEngine:
         ids: list[np.ndarray] = []
         root = self._root(col.candidates, q)
         self._collect(root, col, words, ids)
-        for w in words:
-            np.bitwise_or(out, w, out=out)
-        if ids:
-            allids = np.concatenate(ids)
-            if len(allids):
-                set_bits(out, allids)
         if self.runtime.is_accepting((col, q)):
-            set_bits(out, self.eos_ids)
-        return out
+            ids.append(self.eos_ids)
+        return out if assemble_mask(out, words, ids) else self.empty_mask
 
     def _collect(self, root: _Node, col: Column, words: list, ids: list) -> None:
         """Appends the packed words and id arrays of ``root`` read at ``col``. The subtrees
