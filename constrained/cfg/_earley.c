@@ -203,9 +203,10 @@ static int as_int32(PyObject *o, int32_t *out) {
     return 0;
 }
 
-/* Containers of ints only are untracked by the garbage collector (as CPython does lazily for
- * tuples and dicts): columns are many and long-lived, and full collections walk every tracked
- * object. A dict re-tracks itself if a tracked value is ever inserted. */
+/* Objects that can be in no reference cycle need not be tracked by the garbage collector
+ * (CPython itself untracks tuples and dicts of atoms lazily): columns are many and long-lived,
+ * and full collections walk every tracked object. A dict re-tracks itself if a tracked value is
+ * ever inserted. */
 static void untrack(PyObject *o) {
     if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
 }
@@ -475,6 +476,7 @@ static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *init
     if (!predicted || !nexts) goto done;
     PyObject *orig_t = PyList_AsTuple(origins);
     if (!orig_t) goto done;
+    untrack(orig_t);    /* Columns form no cycles (see earley.py) */
     result = Py_BuildValue("(ONOOOOO)", key, orig_t, items, by_next, predicted,
                            started ? Py_True : Py_False, nexts);
 done:
@@ -606,7 +608,16 @@ done:
     return result;
 }
 
+/* untrack(obj): stops the garbage collector from tracking ``obj`` (for objects that can be in
+ * no reference cycle: reference counting alone frees them) */
+static PyObject *untrack_py(PyObject *self, PyObject *obj) {
+    (void)self;
+    untrack(obj);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"untrack", untrack_py, METH_O, "untrack(obj): the garbage collector stops tracking obj"},
     {"grammar", grammar, METH_VARARGS,
      "grammar(rhs_flat, rhs_start, lhs, nullable, n_terminals) -> capsule"},
     {"closure", closure, METH_VARARGS,

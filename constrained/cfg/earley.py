@@ -8,7 +8,7 @@ track bytes, and a long generation creates many columns whose items every collec
 otherwise walk.
 
 Columns never change once built, so a parser state is just a Column reference (rollback is free)
-and ``advance(terminals)`` results are memoized by the parser in a bounded cache (a column keeps
+and ``EarleyParser.advance(column, terminals)`` results are memoized by the parser in a bounded cache (a column keeps
 no reference to its successors, so columns nobody uses any more are freed).
 
 Columns are interned by their kernel (the scanned items and their origins' identities), so equal
@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import LimitExceededError
 from ._earley import advance as _c_advance
 from ._earley import closure as _c_closure
+from ._earley import untrack as _c_untrack
 from ._earley import grammar as _c_grammar
 from .lru import LRUCache
 from .prepare import PreparedGrammar
@@ -90,10 +91,13 @@ class Column:
     """An immutable Earley item set (see the module docstring).
 
     Items with a real origin are kept per column; items predicted here (origin -1) come from a
-    shared ``_Predictions`` object.
+    shared ``_Predictions`` object. A column refers only to older columns (its origins), never
+    to its parser or to later columns, so columns form no cycles: the garbage collector does not
+    track them (reference counting frees them), which keeps collections cheap in processes with
+    large heaps however many columns a generation creates.
     """
 
-    __slots__ = ("id", "parser", "origins", "dynamic", "by_next", "static", "expected",
+    __slots__ = ("id", "origins", "dynamic", "by_next", "static", "expected",
                  "candidates", "complete", "_core", "__weakref__")
 
     def __init__(self, parser: "EarleyParser", cid: int, closed: tuple,
@@ -102,13 +106,13 @@ class Column:
         (the closure under nullable steps and completions through the origins runs in C);
         ``static``: the shared closure of the nonterminals it predicts."""
         self.id = cid
-        self.parser = parser
         _, self.origins, self.dynamic, self.by_next, _, started, next_symbols = closed
         self.static = static
         self.expected, self.candidates = parser._terminal_sets(next_symbols, static)
         # the start alternative is only ever predicted in the initial column
         self.complete = static.complete or started
         self._core: frozenset | None = None
+        _c_untrack(self)
 
     def core(self) -> frozenset:
         """The column's items without their origins: equal for columns that differ only in
@@ -127,26 +131,8 @@ class Column:
         return [(a, d, origins[k]) for a, d, k in _unpack(self.dynamic)] + \
             [(a, d, self) for a, d, _ in self.static.items]
 
-    def advance(self, terminals: frozenset, set_id: int | None = None) -> "Column | None":
-        """The column after one lexeme matched by any of ``terminals`` (None when none fits).
-
-        Ignored terminals leave the column unchanged; a lexeme that is both ignorable and an
-        expected terminal gives the union of both outcomes. ``set_id`` is
-        ``parser.terminal_set_id(terminals)`` when the caller has it.
-        """
-        parser = self.parser
-        if set_id is None:
-            set_id = parser.terminal_set_id(terminals)
-        key = self.id << 32 | set_id
-        col = parser.advanced.get(key)
-        if col is not None:
-            return None if col is DEAD else col
-        col = parser._advance(self, terminals)
-        parser.advanced.put(key, DEAD if col is None else col)
-        return col
-
     def __repr__(self) -> str:
-        return (f"Column(id={self.id}, items={len(self.dynamic) + len(self.static.items)}, "
+        return (f"Column(id={self.id}, items={len(self.dynamic) // 12 + len(self.static.items)}, "
                 f"complete={self.complete})")
 
 
@@ -183,6 +169,25 @@ class EarleyParser:
         start = grammar.lhs[0]
         roots = frozenset(_symbols(closed[4])) | {start}
         self.initial = Column(self, next(self._ids), closed, _Predictions(grammar, roots))
+
+    def advance(self, col: Column, terminals: frozenset,
+                set_id: int | None = None) -> Column | None:
+        """The column after ``col`` and one lexeme matched by any of ``terminals`` (None when
+        none fits).
+
+        Ignored terminals leave the column unchanged; a lexeme that is both ignorable and an
+        expected terminal gives the union of both outcomes. ``set_id`` is
+        ``terminal_set_id(terminals)`` when the caller has it.
+        """
+        if set_id is None:
+            set_id = self.terminal_set_id(terminals)
+        key = col.id << 32 | set_id
+        nxt = self.advanced.get(key)
+        if nxt is not None:
+            return None if nxt is DEAD else nxt
+        nxt = self._advance(col, terminals)
+        self.advanced.put(key, DEAD if nxt is None else nxt)
+        return nxt
 
     def terminal_set_id(self, terminals: frozenset) -> int:
         """A small id for a terminal set (ids are never reused, and stay below 2**32: the

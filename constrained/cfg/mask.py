@@ -9,7 +9,7 @@ below the group's nodes are read from a new lexeme of the next column's candidat
 recursing for tokens that span several lexemes (``"},{"``). A walk below the root depends only
 on the trie nodes it starts from (the *edge*, identified by content: different paths often reach
 the same nodes) and the candidate set it reads with, so each is computed once per (edge,
-candidate set). A mask is then a traversal of cached nodes plus ``Column.advance`` calls
+candidate set). A mask is then a traversal of cached nodes plus ``EarleyParser.advance`` calls
 (memoized by the parser); whole masks are memoized by (column id, q), and the large subtrees below
 the root's children by (edge, column id), since new lexer states and new columns often lead to
 known columns. Every cache is bounded. The walks themselves run in C (token_tables).
@@ -21,6 +21,7 @@ import itertools
 import numpy as np
 
 from ..bitmask import bitmask_words, token_ids_to_bitmask
+from ..errors import LimitExceededError
 from ..vocabulary import Vocabulary
 from .earley import DEAD, Column
 from .lru import LRUCache
@@ -69,11 +70,12 @@ class MaskEngine:
         self.eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int32)
         self.disk = disk_cache
         self._advanced = runtime.parser.advanced
+        self._advance = runtime.parser.advance
         self.empty_mask = np.zeros(self.words, dtype=np.int32)
         self.empty_mask.setflags(write=False)
         self._masks = LRUCache(mask_cache_size)          # col.id << 32 | q -> words
         self._nodes = LRUCache(table_cache_size)         # (edge, candidates) -> _Node
-        self._subtrees = LRUCache(table_cache_size)      # (edge, column id) -> (words, ids)
+        self._subtrees = LRUCache(table_cache_size)      # column id << 32 | edge -> (words, ids)
         self._edge_ids: dict[bytes, int] = {}           # trie node set -> edge id
         self._edge_bytes = 0
         self._next_edge = itertools.count(1)
@@ -88,6 +90,9 @@ class MaskEngine:
                 self._edge_bytes = 0
             self._edge_bytes += len(key)
             nid = self._edge_ids.setdefault(key, next(self._next_edge))
+            if nid >= 1 << 32:     # the subtree memo packs edge ids into 32 bits
+                raise LimitExceededError("more than 2**32 trie node sets were numbered by one "
+                                         "compiled grammar; compile it again")
         return nid
 
     def mask(self, state: State) -> np.ndarray:
@@ -121,10 +126,10 @@ class MaskEngine:
         elif len(root.ids):
             ids.append(root.ids)
         for terms, set_id, edge, roots, resolved in root.children:
-            nxt = col.advance(terms, set_id)
+            nxt = self._advance(col, terms, set_id)
             if nxt is None:
                 continue
-            key = (edge, nxt.id)
+            key = nxt.id << 32 | edge
             done = self._subtrees.get(key)
             if done is not None:
                 words.extend(done[0])
@@ -154,10 +159,10 @@ class MaskEngine:
                 ids.append(node.ids)
             base = col.id << 32
             for terms, set_id, edge, roots, resolved in node.children:
-                # Column.advance's memo, read directly
+                # the parser's advance memo, read directly
                 nxt = recent.get(base | set_id) or advanced.get(base | set_id)
                 if nxt is None:
-                    nxt = col.advance(terms, set_id)
+                    nxt = self._advance(col, terms, set_id)
                     if nxt is None:
                         continue
                 elif nxt is DEAD:

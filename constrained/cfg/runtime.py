@@ -70,6 +70,7 @@ class Runtime:
         col, q = state
         lex = self.lexer(col.candidates)
         rows = lex.rows
+        advance = self.parser.advance
         for b in data:
             nq = rows[q][b]
             if nq >= 0:
@@ -77,7 +78,7 @@ class Runtime:
                 continue
             if not lex.acc_list[q]:
                 return None
-            col = col.advance(lex.accepting_terms[q])
+            col = advance(col, lex.accepting_terms[q])
             if col is None:
                 return None
             lex = self.lexer(col.candidates)
@@ -95,7 +96,7 @@ class Runtime:
         lex = self.lexer(col.candidates)
         if not lex.acc_list[q]:
             return False
-        nxt = col.advance(lex.accepting_terms[q])
+        nxt = self.parser.advance(col, lex.accepting_terms[q])
         return nxt is not None and nxt.complete
 
     def next_bytes(self, state: State) -> list[int]:

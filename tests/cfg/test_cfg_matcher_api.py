@@ -1,6 +1,7 @@
 """Matcher API of the CFG engine: rollback, bitmask shapes, EOS, forced bytes, errors, limits."""
 import gc
 import threading
+import weakref
 
 import lark
 import numpy as np
@@ -229,14 +230,25 @@ def test_long_generation_keeps_caches_bounded():
     assert len(cg.engine._masks) <= 16 and len(cg.engine._nodes) <= 64
 
 
-def _live_columns(cg) -> int:
-    from constrained.cfg.earley import Column
-    return sum(1 for o in gc.get_objects() if type(o) is Column and o.parser is cg.runtime.parser)
+def _watch_columns(parser) -> list:
+    """Weak references to every column the parser creates from now on (columns are not
+    tracked by the garbage collector, so gc.get_objects() does not list them)."""
+    refs = []
+    intern = parser._intern
+
+    def watched(closed):
+        col = intern(closed)
+        refs.append(weakref.ref(col))
+        return col
+
+    parser._intern = watched
+    return refs
 
 
 def test_parser_states_of_finished_documents_are_freed():
     """Distinct documents keep creating parser states; only a bounded number stay alive."""
     cg = compile_cfg(grammar_from_lark_text(JSON), VOCAB, column_cache_size=64)
+    refs = _watch_columns(cg.runtime.parser)
     rng = np.random.default_rng(7)
     for i in range(150):
         m = cg.matcher()
@@ -244,11 +256,23 @@ def test_parser_states_of_finished_documents_are_freed():
         doc = "".join(rng.choice(["[", '{"k": '], size=depth).tolist())
         assert m.accept_string(doc + "1"), doc
         _mask(m)
-    created = next(cg.runtime.parser._ids)
     del m
     gc.collect()
-    live = _live_columns(cg)
-    assert created > 1000 and live <= 64 + 128 + 16, (created, live)
+    live = sum(r() is not None for r in refs)
+    assert len(refs) > 1000 and live <= 64 + 128 + 16, (len(refs), live)
+
+
+def test_columns_are_untracked_and_freed_with_their_grammar():
+    cg = compile_cfg(grammar_from_lark_text(JSON), VOCAB)
+    refs = _watch_columns(cg.runtime.parser)
+    m = cg.matcher()
+    assert m.accept_string('{"a": [1, {"b": null}], "c": "d"')
+    _mask(m)
+    assert len(refs) > 10 and not any(gc.is_tracked(r()) for r in refs if r() is not None)
+    assert any(r() is not None for r in refs)
+    del cg, m
+    gc.collect()
+    assert all(r() is None for r in refs)
 
 
 def test_masks_without_disk_cache_are_the_same(tmp_path, monkeypatch):
