@@ -7,7 +7,9 @@ Modules, in the order data flows: prepare.py (grammar -> numbered, trimmed rules
 DFAs), earley.py (interned Earley columns), lexer.py (union DFA of a candidate terminal set),
 runtime.py (the exact lexing semantics: greedy, contextual, no backtracking; read its
 docstring), token_tables.py (token walks over the vocabulary trie, in C),
-mask.py (masks from walks + parser steps, memoized), matcher.py, compiled.py.
+mask.py (masks from walks + parser steps, memoized; traversal and assembly in C, _assemble.c),
+matcher.py, compiled.py. The C extensions: _product.c (lexer tables), _walks.c (trie walks),
+_earley.c (column advance and closure), _assemble.c.
 """
 from .compiled import CompiledCFG, compile_cfg
 from .matcher import CFGMatcher

@@ -382,69 +382,8 @@ static PyObject *clean_bits(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* assemble_mask(out, words_list, ids_list) -> bool: ORs every packed int32 mask of ``words_list``
- * (each as long as ``out``) into ``out`` and sets the bit of every int32 token id of the arrays
- * in ``ids_list``; returns whether any bit of ``out`` is set. */
-static PyObject *assemble_mask(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o_out, *words_list, *ids_list;
-    if (!PyArg_ParseTuple(args, "OO!O!", &o_out, &PyList_Type, &words_list, &PyList_Type,
-                          &ids_list))
-        return NULL;
-    Py_buffer vo;
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
-        return NULL;
-    PyObject *result = NULL;
-    if (vo.itemsize != 4) {
-        PyErr_SetString(PyExc_TypeError, "assemble_mask: out must hold int32 words");
-        goto done;
-    }
-    uint32_t *out = vo.buf;
-    Py_ssize_t n = vo.len / 4;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(words_list); i++) {
-        Py_buffer v;
-        if (PyObject_GetBuffer(PyList_GET_ITEM(words_list, i), &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-            goto done;
-        int bad = v.itemsize != 4 || v.len != vo.len;
-        if (!bad) {
-            const uint32_t *w = v.buf;
-            for (Py_ssize_t j = 0; j < n; j++) out[j] |= w[j];
-        }
-        PyBuffer_Release(&v);
-        if (bad) {
-            PyErr_SetString(PyExc_ValueError, "assemble_mask: packed masks must match out");
-            goto done;
-        }
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids_list); i++) {
-        Py_buffer v;
-        if (PyObject_GetBuffer(PyList_GET_ITEM(ids_list, i), &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
-            goto done;
-        int bad = v.itemsize != 4;
-        const int32_t *ids = v.buf;
-        for (Py_ssize_t j = 0; j < v.len / 4 && !bad; j++) {
-            int32_t t = ids[j];
-            if (t < 0 || (Py_ssize_t)t >= n * 32) bad = 1;
-            else out[t >> 5] |= 1u << (t & 31);
-        }
-        PyBuffer_Release(&v);
-        if (bad) {
-            PyErr_SetString(PyExc_ValueError, "assemble_mask: token id out of range (or not int32)");
-            goto done;
-        }
-    }
-    int any = 0;
-    for (Py_ssize_t j = 0; j < n && !any; j++) any = out[j] != 0;
-    result = PyBool_FromLong(any);
-done:
-    PyBuffer_Release(&vo);
-    return result;
-}
-
 static PyMethodDef methods[] = {
-    {"assemble_mask", assemble_mask, METH_VARARGS,
-     "assemble_mask(out, words_list, ids_list) -> bool: ORs packed masks and sets token id bits in "
-     "out; whether any bit is set"},
+
     {"walk", walk, METH_VARARGS,
      "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
      "roots, out_words, text, text_start, clean, sim) -> (n_ok, ok ids, [(class, crossing "

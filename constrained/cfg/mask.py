@@ -12,7 +12,8 @@ the same nodes) and the candidate set it reads with, so each is computed once pe
 candidate set). A mask is then a traversal of cached nodes plus ``EarleyParser.advance`` calls
 (memoized by the parser); whole masks are memoized by (column id, q), and the large subtrees below
 the root's children by (edge, column id), since new lexer states and new columns often lead to
-known columns. Every cache is bounded. The walks themselves run in C (token_tables).
+known columns. Every cache is bounded. The walks run in C (token_tables), and so do the traversal
+and the OR of the parts found (``_assemble.c``).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from ..vocabulary import Vocabulary
 from .earley import DEAD, Column
 from .lru import LRUCache
 from .runtime import Runtime, State
-from ._walks import assemble_mask
+from ._assemble import assemble_mask, descend
 from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
@@ -144,36 +145,11 @@ class MaskEngine:
                                          np.concatenate(sub) if sub else _NO_IDS))
 
     def _descend(self, node: _Node, col: Column, words: list, ids: list) -> int:
-        """Appends the parts of the subtree ``node`` read at ``col`` (iteratively: chains of
-        one-lexeme steps, like a token of 64 dashes, run deep); returns the nodes visited."""
+        """Appends the parts of the subtree ``node`` read at ``col`` (in C: chains of one-lexeme
+        steps, like a token of 64 dashes, run deep); returns the nodes visited."""
         advanced = self._advanced
-        recent = advanced.recent
-        nodes, cols = [node], [col]     # two stacks: no tuple per visit for the collector
-        visited = 0
-        while nodes:
-            node, col = nodes.pop(), cols.pop()
-            visited += 1
-            if node.words is not None:
-                words.append(node.words)
-            elif len(node.ids):
-                ids.append(node.ids)
-            base = col.id << 32
-            for terms, set_id, edge, roots, resolved in node.children:
-                # the parser's advance memo, read directly
-                nxt = recent.get(base | set_id) or advanced.get(base | set_id)
-                if nxt is None:
-                    nxt = self._advance(col, terms, set_id)
-                    if nxt is None:
-                        continue
-                elif nxt is DEAD:
-                    continue
-                child = resolved.get(nxt.candidates)
-                if child is None:
-                    child = self._resolve(resolved, edge, nxt, roots)
-                if not child.empty:
-                    nodes.append(child)
-                    cols.append(nxt)
-        return visited
+        return descend(node, col, words, ids, advanced.recent, advanced.get, self._advance,
+                       self._resolve, DEAD)
 
     def _resolve(self, resolved: dict, edge: int, col: Column, roots: np.ndarray) -> _Node:
         """The walk below ``roots`` for ``col``'s candidates, not yet in ``resolved``: children

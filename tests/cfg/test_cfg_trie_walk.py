@@ -95,23 +95,3 @@ def test_preorder_trie_spans_cover_each_token_once(llama3_vocab):
         for t in trie.token_ids[trie.lo[n]:trie.lo[n] + trie.own[n]].tolist():
             assert llama3_vocab.token_bytes[t] == prefix
 
-
-def test_assemble_mask_ors_words_and_sets_id_bits():
-    from constrained.cfg._walks import assemble_mask
-    rng = np.random.default_rng(3)
-    size = 1000
-    words = [rng.integers(-2**31, 2**31, 32, dtype=np.int64).astype(np.int32) for _ in range(2)]
-    ids = [rng.integers(0, size, n).astype(np.int32) for n in (0, 5, 300)]
-    out = np.zeros(32, np.int32)
-    assert assemble_mask(out, words, ids)
-    expect = (words[0] | words[1]).view(np.uint32).copy()
-    for t in np.concatenate(ids).tolist():
-        expect[t >> 5] |= np.uint32(1 << (t & 31))
-    assert (out.view(np.uint32) == expect).all()
-    assert not assemble_mask(np.zeros(32, np.int32), [], [np.zeros(0, np.int32)])
-    with pytest.raises(ValueError):
-        assemble_mask(np.zeros(32, np.int32), [], [np.array([1024], np.int32)])
-    with pytest.raises(ValueError):
-        assemble_mask(np.zeros(32, np.int32), [np.zeros(31, np.int32)], [])
-    with pytest.raises(ValueError):
-        assemble_mask(np.zeros(32, np.int32), [], [np.array([-1], np.int32)])
