@@ -9,7 +9,8 @@ and ``initial == -1``.
 ``regex_to_byte_dfa(pattern, max_states=...)`` builds one from Python ``re`` syntax (full match;
 see regex_syntax.py and byte_nfa.py for the supported subset), raising RegexError with a position
 on bad or unsupported input and LimitExceededError past ``max_states``. Results are memoized in
-memory per (pattern, max_states).
+memory per (pattern, max_states). Literal patterns and alternations of literals (most JSON
+Schema terminals) are built directly as tries (literal_dfa.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from interegular.utils.simple_parser import NoMatch
 from ..errors import LimitExceededError, RegexError
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, minimize, trim
+from .literal_dfa import literal_alternatives, literals_dfa
 from .regex_syntax import check_and_rewrite
 
 DEFAULT_MAX_STATES = 10_000
@@ -126,6 +128,14 @@ def _error_position(rewritten, exc: BaseException) -> int:
 
 @lru_cache(maxsize=256)
 def _build(pattern: str, max_states: int) -> ByteDFA:
+    words = literal_alternatives(pattern)
+    built = literals_dfa(words, max_states) if words else None
+    if built is not None:
+        return ByteDFA(*built, pattern)
+    return _build_general(pattern, max_states)
+
+
+def _build_general(pattern: str, max_states: int) -> ByteDFA:
     rewritten = check_and_rewrite(pattern)
     try:
         nfa = parse_to_nfa(rewritten.text, max_nodes=max(64 * max_states, 100_000))
