@@ -163,20 +163,26 @@ def regex_to_byte_dfa(pattern: str, max_states: int = DEFAULT_MAX_STATES) -> Byt
 
 
 def regex_difference_dfa(pattern: str, excluded: tuple[str, ...],
-                         max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
+                         max_states: int = DEFAULT_MAX_STATES,
+                         base: ByteDFA | None = None) -> ByteDFA:
     """Byte-level DFA of the full matches of ``pattern`` that are full matches of none of
-    ``excluded`` (a language difference no regex syntax here can state). Errors as
-    ``regex_to_byte_dfa``; LimitExceededError past ``max_states`` product states."""
+    ``excluded`` (a language difference no regex syntax here can state); ``base`` is the DFA
+    of ``pattern`` when the caller built it. Errors as ``regex_to_byte_dfa``;
+    LimitExceededError past ``max_states`` product states."""
+    if base is None:
+        base = regex_to_byte_dfa(pattern, max_states)
+    elif base.n_states > max_states:
+        raise LimitExceededError(f"the automaton has {base.n_states} states; the limit is "
+                                 f"{max_states}")
     if not excluded:
-        return regex_to_byte_dfa(pattern, max_states)
-    return _difference(pattern, tuple(excluded), int(max_states))
+        return base
+    return _difference(base, tuple(excluded), int(max_states))
 
 
 @lru_cache(maxsize=64)
-def _difference(pattern: str, excluded: tuple[str, ...], max_states: int) -> ByteDFA:
-    a = regex_to_byte_dfa(pattern, max_states)
+def _difference(a: ByteDFA, excluded: tuple[str, ...], max_states: int) -> ByteDFA:
     b = regex_to_byte_dfa("|".join(f"(?:{e})" for e in excluded), max_states)
-    label = pattern + "".join(f" minus {e}" for e in excluded)
+    label = a.pattern + "".join(f" minus {e}" for e in excluded)
     if a.n_states == 0:
         return ByteDFA(a.transitions, a.accepting, a.initial, label)
     # product states (state of a, state of b or -1 once b is dead), breadth first
@@ -198,7 +204,7 @@ def _difference(pattern: str, excluded: tuple[str, ...], max_states: int) -> Byt
             j = ids.get(c)
             if j is None:
                 if len(order) >= max_states:
-                    raise LimitExceededError(f"the difference of {pattern!r} and its excluded "
+                    raise LimitExceededError(f"the difference of {a.pattern!r} and its excluded "
                                              f"patterns needs more than {max_states} states")
                 j = ids[c] = len(order)
                 order.append(c)

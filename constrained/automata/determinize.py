@@ -89,17 +89,19 @@ def trim(trans: np.ndarray, accepting: np.ndarray, initial: int):
     """Drop states that cannot reach acceptance; returns (trans, accepting, initial or -1)."""
     n = len(accepting)
     src, byte = np.nonzero(trans >= 0)
-    dst = trans[src, byte]
-    pairs = np.unique(np.stack([dst, src], axis=1), axis=0) if len(src) else np.zeros((0, 2), int)
-    starts = np.searchsorted(pairs[:, 0], np.arange(n + 1))
+    # distinct (destination, source) pairs as one sorted int64 each: predecessors by destination
+    codes = np.unique(trans[src, byte].astype(np.int64) * n + src)
+    pred_dst, pred_src = np.divmod(codes, n)
+    starts = np.searchsorted(pred_dst, np.arange(n + 1)).tolist()
+    pred_src = pred_src.tolist()
     live = accepting.copy()
-    stack = list(np.nonzero(live)[0])
+    stack = np.nonzero(live)[0].tolist()
     while stack:
         d = stack.pop()
-        for s in pairs[starts[d]:starts[d + 1], 1]:
+        for s in pred_src[starts[d]:starts[d + 1]]:
             if not live[s]:
                 live[s] = True
-                stack.append(int(s))
+                stack.append(s)
     if not live[initial]:
         return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
     new_id = np.full(n, -1, dtype=np.int32)

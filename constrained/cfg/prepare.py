@@ -58,8 +58,9 @@ def _non_empty_dfa(dfa: ByteDFA) -> ByteDFA:
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
     term = grammar.terminals[name]
     try:
-        if term.exclude:
-            return regex_difference_dfa(term.pattern, term.exclude, max_dfa_states)
+        if term.exclude or term.automaton is not None:
+            return regex_difference_dfa(term.pattern, term.exclude, max_dfa_states,
+                                        term.automaton)
         return regex_to_byte_dfa(term.pattern, max_dfa_states)
     except RegexError as exc:
         raise GrammarError(f"terminal {name}: {exc}") from None

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..automata.byte_dfa import ByteDFA
 
 
 @dataclass(frozen=True)
@@ -9,12 +13,15 @@ class Terminal:
     """A regular terminal: ``pattern`` is a Python-``re`` regex over text (full match).
 
     ``exclude`` lists regexes whose full matches are not lexemes of this terminal (a language
-    difference, e.g. JSON keys matching none of a schema's patternProperties)."""
+    difference, e.g. JSON keys matching none of a schema's patternProperties). ``automaton`` is
+    the byte DFA of ``pattern`` when a front-end built it directly (faster than reading the
+    regex); it must be that DFA, and it takes no part in comparisons."""
 
     name: str
     pattern: str
     priority: int = 0
     exclude: tuple[str, ...] = ()
+    automaton: "ByteDFA | None" = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..automata.byte_dfa import ByteDFA
 from ..errors import LimitExceededError
 from ..grammar._grammar import Terminal
 
@@ -35,13 +36,15 @@ class GrammarBuilder:
         self._count = 0
         self._max_rules = max_rules
 
-    def terminal(self, pattern: str, hint: str = "T", exclude: tuple[str, ...] = ()) -> str:
-        """The terminal of ``pattern``'s full matches minus those of ``exclude``."""
+    def terminal(self, pattern: str, hint: str = "T", exclude: tuple[str, ...] = (),
+                 automaton: ByteDFA | None = None) -> str:
+        """The terminal of ``pattern``'s full matches minus those of ``exclude``
+        (``automaton``: the pattern's DFA, when built directly)."""
         key = (pattern, exclude)
         name = self._by_pattern.get(key)
         if name is None:
             name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
-            self.terminals[name] = Terminal(name, pattern, exclude=exclude)
+            self.terminals[name] = Terminal(name, pattern, exclude=exclude, automaton=automaton)
             self._by_pattern[key] = name
         return name
 

@@ -14,7 +14,7 @@ import interegular
 
 from . import patterns
 from .builder import Piece, Symbol
-from .keys import key_except, key_literal
+from .keys import key_except, key_except_automaton, key_literal
 from .refs import pointer_escape
 from .strings import string_pattern
 
@@ -241,9 +241,11 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
         key = _names_key(cv, names_schema, ptr, declared)
         if key is None:
             return out
+        automaton = None
     else:
         key = key_except(declared)
-    out.append((b.terminal(key, "XKEY", tuple(excluded)), piece))
+        automaton = key_except_automaton(declared, key)
+    out.append((b.terminal(key, "XKEY", tuple(excluded), automaton), piece))
     return out
 
 
