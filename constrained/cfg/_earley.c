@@ -565,7 +565,11 @@ static PyObject *advance(PyObject *self, PyObject *args) {
     if (!iter) goto done;
     while ((t = PyIter_Next(iter))) {
         PyObject *dyn, *sta;
-        if (expecting(col, t, &dyn, &sta) < 0) goto done;
+        if (expecting(col, t, &dyn, &sta) < 0) {
+            Py_XDECREF(dyn);
+            Py_XDECREF(sta);
+            goto done;
+        }
         PyObject *parts[2] = {dyn, sta};
         int bad = 0;
         for (int p = 0; p < 2 && !bad; p++) {

@@ -21,7 +21,7 @@ import itertools
 
 import numpy as np
 
-from ..bitmask import bitmask_words, token_ids_to_bitmask
+from ..bitmask import bitmask_words
 from ..errors import LimitExceededError
 from ..vocabulary import Vocabulary
 from .earley import DEAD, Column
@@ -45,7 +45,9 @@ class _Node:
 
     def __init__(self, ok: np.ndarray, packed: bool, children: tuple, size: int) -> None:
         if not packed and len(ok) > _PACK:
-            ok, packed = token_ids_to_bitmask(ok, size), True
+            words = np.zeros(bitmask_words(size), dtype=np.int32)
+            assemble_mask(words, [], [ok])
+            ok, packed = words, True
         if packed:
             ok.setflags(write=False)
         self.words = ok if packed else None
