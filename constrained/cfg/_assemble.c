@@ -12,14 +12,16 @@
  * column's candidate set is ``resolved[candidates]`` or ``resolve(resolved, edge, column,
  * roots)``; nodes whose ``empty`` is true are not visited. Returns the number of nodes visited.
  *
- * assemble_mask(out, words_list, ids_list) -> bool: ORs every packed int32 mask of
+ * assemble_mask(out, words_list, ids_list, n_bits) -> bool: ORs every packed int32 mask of
  * ``words_list`` (each as long as ``out``) into ``out`` and sets the bit of every int32 token id
- * of the arrays in ``ids_list``; returns whether any bit of ``out`` is set.
+ * of the arrays in ``ids_list`` (ids must be below ``n_bits``, the vocabulary size); returns
+ * whether any bit of ``out`` is set.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static PyObject *s_words, *s_ids, *s_children, *s_empty, *s_id, *s_candidates;
 
@@ -69,14 +71,27 @@ static int collect_parts(PyObject *node, PyObject *words, PyObject *ids) {
     return rc;
 }
 
+/* the advance memo key ``col.id << 32 | set_id``, as Python computes it */
+static PyObject *memo_key(PyObject *cid, PyObject *set_id) {
+    unsigned long long c = PyLong_AsUnsignedLongLong(cid);
+    unsigned long long s = c == (unsigned long long)-1 ? 0 : PyLong_AsUnsignedLongLong(set_id);
+    if (!PyErr_Occurred() && c < (1ULL << 32) && s < (1ULL << 32))
+        return PyLong_FromUnsignedLongLong(c << 32 | s);
+    PyErr_Clear();      /* large or negative ids: Python's arithmetic (or its TypeError) */
+    PyObject *k32 = PyLong_FromLong(32);
+    PyObject *shifted = k32 ? PyNumber_Lshift(cid, k32) : NULL;
+    Py_XDECREF(k32);
+    PyObject *key = shifted ? PyNumber_Or(shifted, set_id) : NULL;
+    Py_XDECREF(shifted);
+    return key;
+}
+
 /* the column after ``col`` and a child's lexeme (new reference), Py_None for none, NULL on
  * error */
-static PyObject *next_column(PyObject *child, PyObject *col, long long base, PyObject *young,
+static PyObject *next_column(PyObject *child, PyObject *col, PyObject *cid, PyObject *young,
                              PyObject *memo_get, PyObject *advance, PyObject *dead) {
     PyObject *terms = PyTuple_GET_ITEM(child, 0), *set_id = PyTuple_GET_ITEM(child, 1);
-    long long sid = PyLong_AsLongLong(set_id);
-    if (sid == -1 && PyErr_Occurred()) return NULL;
-    PyObject *key = PyLong_FromLongLong(base | sid);
+    PyObject *key = memo_key(cid, set_id);
     if (!key) return NULL;
     PyObject *nxt = PyDict_GetItemWithError(young, key);
     if (nxt) Py_INCREF(nxt);
@@ -106,7 +121,10 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     int failed = 0;
     Py_INCREF(node);
     Py_INCREF(col);
-    if (stack_push(&st, node, col) < 0) return NULL;
+    if (stack_push(&st, node, col) < 0) {
+        free(st.node);
+        return NULL;
+    }
     while (st.n && !failed) {
         st.n--;
         node = st.node[st.n];
@@ -123,12 +141,6 @@ static PyObject *descend(PyObject *self, PyObject *args) {
                 failed = 1;
             }
         }
-        long long base = 0;
-        if (!failed) {
-            base = PyLong_AsLongLong(cid_o);
-            failed = base == -1 && PyErr_Occurred();
-            base = (long long)((unsigned long long)base << 32);
-        }
         for (Py_ssize_t i = 0; !failed && i < PyTuple_GET_SIZE(children); i++) {
             PyObject *child = PyTuple_GET_ITEM(children, i);
             if (!PyTuple_Check(child) || PyTuple_GET_SIZE(child) != 5 ||
@@ -138,7 +150,7 @@ static PyObject *descend(PyObject *self, PyObject *args) {
                 failed = 1;
                 break;
             }
-            PyObject *nxt = next_column(child, col, base, young, memo_get, advance, dead);
+            PyObject *nxt = next_column(child, col, cid_o, young, memo_get, advance, dead);
             if (!nxt) {
                 failed = 1;
                 break;
@@ -183,35 +195,48 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     return failed ? NULL : PyLong_FromSsize_t(visited);
 }
 
+/* whether ``v`` holds aligned 4-byte integers (numpy int32 or uint32) */
+static int is_int32(const Py_buffer *v) {
+    const char *f = v->format ? v->format : "B";
+    char code = f[0] && f[1] && strchr("@=<>!", f[0]) ? f[1] : f[0];
+    return v->itemsize == 4 && code && strchr("iIlL", code) && ((uintptr_t)v->buf & 3) == 0;
+}
+
 static PyObject *assemble_mask(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o_out, *words_list, *ids_list;
-    if (!PyArg_ParseTuple(args, "OO!O!", &o_out, &PyList_Type, &words_list, &PyList_Type,
-                          &ids_list))
+    Py_ssize_t n_bits;
+    if (!PyArg_ParseTuple(args, "OO!O!n", &o_out, &PyList_Type, &words_list, &PyList_Type,
+                          &ids_list, &n_bits))
         return NULL;
     Py_buffer vo;
     if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0)
         return NULL;
     PyObject *result = NULL;
-    if (vo.itemsize != 4) {
-        PyErr_SetString(PyExc_TypeError, "assemble_mask: out must hold int32 words");
+    if (!is_int32(&vo)) {
+        PyErr_SetString(PyExc_TypeError, "assemble_mask: out must hold aligned int32 words");
         goto done;
     }
     uint32_t *out = vo.buf;
     Py_ssize_t n = vo.len / 4;
+    if (n_bits < 0 || n_bits > n * 32) {
+        PyErr_SetString(PyExc_ValueError, "assemble_mask: n_bits does not fit out");
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(words_list); i++) {
         Py_buffer v;
         if (PyObject_GetBuffer(PyList_GET_ITEM(words_list, i), &v,
                                PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
             goto done;
-        int bad = v.itemsize != 4 || v.len != vo.len;
+        int bad = !is_int32(&v) || v.len != vo.len;
         if (!bad) {
             const uint32_t *w = v.buf;
             for (Py_ssize_t j = 0; j < n; j++) out[j] |= w[j];
         }
         PyBuffer_Release(&v);
         if (bad) {
-            PyErr_SetString(PyExc_ValueError, "assemble_mask: packed masks must match out");
+            PyErr_SetString(PyExc_ValueError,
+                            "assemble_mask: packed masks must be aligned int32 words like out");
             goto done;
         }
     }
@@ -220,17 +245,17 @@ static PyObject *assemble_mask(PyObject *self, PyObject *args) {
         if (PyObject_GetBuffer(PyList_GET_ITEM(ids_list, i), &v,
                                PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
             goto done;
-        int bad = v.itemsize != 4;
+        int bad = !is_int32(&v);
         const int32_t *tok = v.buf;
         for (Py_ssize_t j = 0; j < v.len / 4 && !bad; j++) {
             int32_t t = tok[j];
-            if (t < 0 || (Py_ssize_t)t >= n * 32) bad = 1;
+            if (t < 0 || (Py_ssize_t)t >= n_bits) bad = 1;
             else out[t >> 5] |= 1u << (t & 31);
         }
         PyBuffer_Release(&v);
         if (bad) {
-            PyErr_SetString(PyExc_ValueError,
-                            "assemble_mask: token id out of range (or not int32)");
+            PyErr_SetString(PyExc_ValueError, "assemble_mask: token ids must be aligned int32 "
+                                              "values below n_bits");
             goto done;
         }
     }
@@ -246,8 +271,8 @@ static PyMethodDef methods[] = {
     {"descend", descend, METH_VARARGS,
      "descend(node, col, words, ids, young, memo_get, advance, resolve, dead) -> nodes visited"},
     {"assemble_mask", assemble_mask, METH_VARARGS,
-     "assemble_mask(out, words_list, ids_list) -> bool: ORs packed masks and sets token id bits "
-     "in out; whether any bit is set"},
+     "assemble_mask(out, words_list, ids_list, n_bits) -> bool: ORs packed masks and sets token "
+     "id bits (ids below n_bits) in out; whether any bit is set"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_assemble",

@@ -205,8 +205,8 @@ static int as_int32(PyObject *o, int32_t *out) {
 
 /* Objects that can be in no reference cycle need not be tracked by the garbage collector
  * (CPython itself untracks tuples and dicts of atoms lazily): columns are many and long-lived,
- * and full collections walk every tracked object. A dict re-tracks itself if a tracked value is
- * ever inserted. */
+ * and full collections walk every tracked object. The containers untracked here are never
+ * changed afterwards. */
 static void untrack(PyObject *o) {
     if (PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
 }
@@ -287,14 +287,14 @@ static void work_free(Work *w) {
 }
 
 /* adds kernel item (a, d, origin Column) after checking it against the grammar */
-static int work_add(Grammar *g, Work *w, int32_t a, int32_t d, PyObject *origin) {
+static int work_add(Grammar *g, Work *w, int32_t a, int64_t d, PyObject *origin) {
     if (a < 0 || a >= g->n_alts || d < 0 || d > g->start[a + 1] - g->start[a]) {
         PyErr_SetString(PyExc_ValueError, "closure: kernel item out of range");
         return -1;
     }
     Py_ssize_t k = origin_index(w->origins, origin);
     if (k < 0) return -1;
-    return push(&w->set, &w->agenda, a, d, (int32_t)k);
+    return push(&w->set, &w->agenda, a, (int32_t)d, (int32_t)k);
 }
 
 typedef struct {
@@ -423,7 +423,7 @@ static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *init
                         }
                         src = PyTuple_GET_ITEM(o_origins, its[j].k);
                     }
-                    if (work_add(g, w, its[j].a, its[j].d + 1, src) < 0) {
+                    if (work_add(g, w, its[j].a, (int64_t)its[j].d + 1, src) < 0) {
                         bad = 1;
                         break;
                     }
@@ -523,10 +523,11 @@ static PyObject *closure(PyObject *self, PyObject *args) {
     if (!g) return NULL;
     Work w;
     PyObject *result = NULL;
-    if (work_init(&w) < 0) goto done;
-    Py_ssize_t n_kernel = PyList_GET_SIZE(kernel);
-    for (Py_ssize_t i = 0; i < n_kernel; i++) {
-        PyObject *it = PyList_GET_ITEM(kernel, i);
+    /* a snapshot: converting an item's fields may run Python code that changes the list */
+    PyObject *items = PySequence_Tuple(kernel);
+    if (work_init(&w) < 0 || !items) goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++) {
+        PyObject *it = PyTuple_GET_ITEM(items, i);
         int32_t a, d;
         if (!PyTuple_Check(it) || PyTuple_GET_SIZE(it) != 3) {
             PyErr_SetString(PyExc_TypeError, "closure: kernel items are (alternative, dot, origin)");
@@ -538,6 +539,7 @@ static PyObject *closure(PyObject *self, PyObject *args) {
     }
     result = intern_or_close(g, &w, interned, initial);
 done:
+    Py_XDECREF(items);
     work_free(&w);
     return result;
 }
@@ -587,7 +589,7 @@ static PyObject *advance(PyObject *self, PyObject *args) {
                     break;
                 }
                 PyObject *origin = its[j].k < 0 ? col : PyTuple_GET_ITEM(col_origins, its[j].k);
-                if (work_add(g, &w, its[j].a, its[j].d + 1, origin) < 0) {
+                if (work_add(g, &w, its[j].a, (int64_t)its[j].d + 1, origin) < 0) {
                     bad = 1;
                     break;
                 }

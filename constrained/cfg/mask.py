@@ -46,7 +46,7 @@ class _Node:
     def __init__(self, ok: np.ndarray, packed: bool, children: tuple, size: int) -> None:
         if not packed and len(ok) > _PACK:
             words = np.zeros(bitmask_words(size), dtype=np.int32)
-            assemble_mask(words, [], [ok])
+            assemble_mask(words, [], [ok], size)
             ok, packed = words, True
         if packed:
             ok.setflags(write=False)
@@ -118,7 +118,7 @@ class MaskEngine:
         self._collect(root, col, words, ids)
         if self.runtime.is_accepting((col, q)):
             ids.append(self.eos_ids)
-        return out if assemble_mask(out, words, ids) else self.empty_mask
+        return out if assemble_mask(out, words, ids, self.vocab.size) else self.empty_mask
 
     def _collect(self, root: _Node, col: Column, words: list, ids: list) -> None:
         """Appends the packed words and id arrays of ``root`` read at ``col``. The subtrees

@@ -47,6 +47,21 @@ def test_descend_visits_children_through_the_advance_memo_and_resolved_nodes():
     assert calls == [(1, 8), (2, 4)]       # only the misses reach advance; resolved was enough
 
 
+def test_descend_memo_keys_are_exact_for_large_column_ids():
+    wrong, right = (SimpleNamespace(id=7, candidates=c) for c in ("W", "R"))
+    leaf_w, leaf_r = _node([1]), _node([2])
+    seen = []
+    for cid in (2**31, 2**32, 2**40 + 5):
+        col = SimpleNamespace(id=cid, candidates="A")
+        node = _node([], [(frozenset({0}), 3, 10, None, {"W": leaf_w, "R": leaf_r})])
+        # keys a 64-bit shift would wrap or sign onto: the memo entry of column 0 or cid's low bits
+        young = {3: wrong, (cid & 0xFFFFFFFF) << 32 | 3: wrong, cid << 32 | 3: right}
+        ids = []
+        descend(node, col, [], ids, young, lambda key: seen.append(key), None, None, DEAD)
+        assert [a.tolist() for a in ids] == [[2]]
+    assert seen == []
+
+
 def test_descend_errors_propagate():
     col = SimpleNamespace(id=1, candidates="A")
     bad = _node([], [("not a child",)])
@@ -67,15 +82,29 @@ def test_assemble_mask_ors_words_and_sets_id_bits():
     words = [rng.integers(-2**31, 2**31, 32, dtype=np.int64).astype(np.int32) for _ in range(2)]
     ids = [rng.integers(0, size, n).astype(np.int32) for n in (0, 5, 300)]
     out = np.zeros(32, np.int32)
-    assert assemble_mask(out, words, ids)
+    assert assemble_mask(out, words, ids, size)
     expect = (words[0] | words[1]).view(np.uint32).copy()
     for t in np.concatenate(ids).tolist():
         expect[t >> 5] |= np.uint32(1 << (t & 31))
     assert (out.view(np.uint32) == expect).all()
-    assert not assemble_mask(np.zeros(32, np.int32), [], [np.zeros(0, np.int32)])
+    assert not assemble_mask(np.zeros(32, np.int32), [], [np.zeros(0, np.int32)], size)
+
+
+@pytest.mark.parametrize("words, ids", [
+    ([], [np.array([1000], np.int32)]),                  # past the vocabulary (padding bits)
+    ([], [np.array([-1], np.int32)]),
+    ([np.zeros(31, np.int32)], []),                      # not as long as out
+    ([], [np.zeros(9, np.uint8)[1:].view(np.int32)]),   # misaligned
+])
+def test_assemble_mask_refuses_bad_parts(words, ids):
     with pytest.raises(ValueError):
-        assemble_mask(np.zeros(32, np.int32), [], [np.array([1024], np.int32)])
+        assemble_mask(np.zeros(32, np.int32), words, ids, 1000)
+
+
+def test_assemble_mask_refuses_other_types():
+    with pytest.raises(TypeError):
+        assemble_mask(np.zeros(32, np.float32), [], [], 1000)
     with pytest.raises(ValueError):
-        assemble_mask(np.zeros(32, np.int32), [np.zeros(31, np.int32)], [])
+        assemble_mask(np.zeros(32, np.int32), [np.zeros(32, np.float32)], [], 1000)
     with pytest.raises(ValueError):
-        assemble_mask(np.zeros(32, np.int32), [], [np.array([-1], np.int32)])
+        assemble_mask(np.zeros(32, np.int32), [], [], 1025)          # n_bits past out
