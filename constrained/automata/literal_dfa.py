@@ -54,6 +54,13 @@ def literals_dfa(words: list[bytes], max_states: int):
         acc = np.zeros(len(w) + 1, dtype=bool)
         acc[-1] = True
         return trans, acc, 0
+    trie = byte_trie(words, max_states)
+    return None if trie is None else minimize(*trie, 0)
+
+
+def byte_trie(words, max_states: int | None = None):
+    """(transitions int32[n, 256], final bool[n]) of the trie of byte strings ``words`` (state
+    0 the root, -1 no edge), or None past ``max_states`` states."""
     children: list[dict[int, int]] = [{}]
     final = [False]
     for w in words:
@@ -61,7 +68,7 @@ def literals_dfa(words: list[bytes], max_states: int):
         for b in w:
             nxt = children[node].get(b)
             if nxt is None:
-                if len(children) >= max_states:
+                if max_states is not None and len(children) >= max_states:
                     return None
                 nxt = children[node][b] = len(children)
                 children.append({})
@@ -72,4 +79,4 @@ def literals_dfa(words: list[bytes], max_states: int):
     for s, edges in enumerate(children):
         if edges:
             trans[s, list(edges)] = list(edges.values())
-    return minimize(trans, np.array(final), 0)
+    return trans, np.array(final)

@@ -297,6 +297,42 @@ static int work_add(Grammar *g, Work *w, int32_t a, int64_t d, PyObject *origin)
     return push(&w->set, &w->agenda, a, (int32_t)d, (int32_t)k);
 }
 
+/* Adds to ``w`` every item of Column ``col`` whose next symbol is ``sym``, the dot moved past
+ * it: the scan of a lexeme and the completion of a nonterminal are the same step. Origins are
+ * resolved through col.origins (k = -1: col itself). -1 on error. */
+static int scan(Grammar *g, Work *w, PyObject *col, PyObject *sym) {
+    PyObject *dyn, *sta, *origins = NULL;
+    int bad = expecting(col, sym, &dyn, &sta) < 0;
+    if (!bad) {
+        origins = PyObject_GetAttr(col, s_origins);
+        bad = !origins;
+        if (origins && !PyTuple_Check(origins)) {
+            PyErr_SetString(PyExc_TypeError, "origins must be a tuple");
+            bad = 1;
+        }
+    }
+    PyObject *parts[2] = {dyn, sta};
+    for (int p = 0; p < 2 && !bad; p++) {
+        const Item *its;
+        Py_ssize_t n_its;
+        if (!parts[p]) continue;
+        bad = items_view(parts[p], &its, &n_its) < 0;
+        for (Py_ssize_t j = 0; j < n_its && !bad; j++) {
+            if (its[j].k >= PyTuple_GET_SIZE(origins)) {
+                PyErr_SetString(PyExc_ValueError, "item origin out of range");
+                bad = 1;
+                break;
+            }
+            PyObject *origin = its[j].k < 0 ? col : PyTuple_GET_ITEM(origins, its[j].k);
+            bad = work_add(g, w, its[j].a, (int64_t)its[j].d + 1, origin) < 0;
+        }
+    }
+    Py_XDECREF(dyn);
+    Py_XDECREF(sta);
+    Py_XDECREF(origins);
+    return bad ? -1 : 0;
+}
+
 typedef struct {
     int64_t a, d, id;
 } KeyItem;
@@ -393,45 +429,10 @@ static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *init
             }
         } else {
             PyObject *o = PyList_GET_ITEM(origins, it.k);
-            Py_INCREF(o);
+            Py_INCREF(o);       /* scanning may grow (and move) the origins list */
             PyObject *lhs = PyLong_FromLong(g->lhs[it.a]);
-            PyObject *dyn = NULL, *sta = NULL, *o_origins = NULL;
-            int bad = !lhs || expecting(o, lhs, &dyn, &sta) < 0;
+            int bad = !lhs || scan(g, w, o, lhs) < 0;
             Py_XDECREF(lhs);
-            if (!bad) {
-                o_origins = PyObject_GetAttr(o, s_origins);
-                bad = !o_origins || !PyTuple_Check(o_origins);
-                if (o_origins && !PyTuple_Check(o_origins))
-                    PyErr_SetString(PyExc_TypeError, "closure: origins must be a tuple");
-            }
-            PyObject *parts[2] = {dyn, sta};
-            for (int p = 0; p < 2 && !bad; p++) {
-                const Item *its;
-                Py_ssize_t n_its;
-                if (!parts[p]) continue;
-                if (items_view(parts[p], &its, &n_its) < 0) {
-                    bad = 1;
-                    break;
-                }
-                for (Py_ssize_t j = 0; j < n_its; j++) {
-                    PyObject *src = o;
-                    if (its[j].k >= 0) {
-                        if (its[j].k >= PyTuple_GET_SIZE(o_origins)) {
-                            PyErr_SetString(PyExc_ValueError, "closure: origin out of range");
-                            bad = 1;
-                            break;
-                        }
-                        src = PyTuple_GET_ITEM(o_origins, its[j].k);
-                    }
-                    if (work_add(g, w, its[j].a, (int64_t)its[j].d + 1, src) < 0) {
-                        bad = 1;
-                        break;
-                    }
-                }
-            }
-            Py_XDECREF(dyn);
-            Py_XDECREF(sta);
-            Py_XDECREF(o_origins);
             Py_DECREF(o);
             if (bad) goto done;
         }
@@ -555,48 +556,12 @@ static PyObject *advance(PyObject *self, PyObject *args) {
     Grammar *g = PyCapsule_GetPointer(cap, "constrained.earley.grammar");
     if (!g) return NULL;
     Work w;
-    PyObject *result = NULL, *col_origins = NULL, *iter = NULL, *t = NULL;
+    PyObject *result = NULL, *iter = NULL, *t = NULL;
     if (work_init(&w) < 0) goto done;
-    col_origins = PyObject_GetAttr(col, s_origins);
-    if (!col_origins) goto done;
-    if (!PyTuple_Check(col_origins)) {
-        PyErr_SetString(PyExc_TypeError, "advance: origins must be a tuple");
-        goto done;
-    }
     iter = PyObject_GetIter(terminals);
     if (!iter) goto done;
     while ((t = PyIter_Next(iter))) {
-        PyObject *dyn, *sta;
-        if (expecting(col, t, &dyn, &sta) < 0) {
-            Py_XDECREF(dyn);
-            Py_XDECREF(sta);
-            goto done;
-        }
-        PyObject *parts[2] = {dyn, sta};
-        int bad = 0;
-        for (int p = 0; p < 2 && !bad; p++) {
-            const Item *its;
-            Py_ssize_t n_its;
-            if (!parts[p]) continue;
-            if (items_view(parts[p], &its, &n_its) < 0) {
-                bad = 1;
-                break;
-            }
-            for (Py_ssize_t j = 0; j < n_its; j++) {
-                if (its[j].k >= PyTuple_GET_SIZE(col_origins)) {
-                    PyErr_SetString(PyExc_ValueError, "advance: origin out of range");
-                    bad = 1;
-                    break;
-                }
-                PyObject *origin = its[j].k < 0 ? col : PyTuple_GET_ITEM(col_origins, its[j].k);
-                if (work_add(g, &w, its[j].a, (int64_t)its[j].d + 1, origin) < 0) {
-                    bad = 1;
-                    break;
-                }
-            }
-        }
-        Py_XDECREF(dyn);
-        Py_XDECREF(sta);
+        int bad = scan(g, &w, col, t) < 0;
         Py_CLEAR(t);
         if (bad) goto done;
     }
@@ -609,7 +574,6 @@ static PyObject *advance(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(t);
     Py_XDECREF(iter);
-    Py_XDECREF(col_origins);
     work_free(&w);
     return result;
 }

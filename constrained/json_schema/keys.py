@@ -11,6 +11,7 @@ import numpy as np
 
 from ..automata.byte_dfa import ByteDFA, regex_to_byte_dfa
 from ..automata.determinize import minimize, trim
+from ..automata.literal_dfa import byte_trie
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 
@@ -47,19 +48,8 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
         return None
     tail = regex_to_byte_dfa(ANY_CHAR + '*"')
     escaped = regex_to_byte_dfa("(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + '*"')
-    children: list[dict[int, int]] = [{}]
-    is_name = [False]
-    for name in names:
-        node = 0
-        for b in name.encode("ascii"):
-            nxt = children[node].get(b)
-            if nxt is None:
-                nxt = children[node][b] = len(children)
-                children.append({})
-                is_name.append(False)
-            node = nxt
-        is_name[node] = True
-    n_trie = len(children)
+    trie, is_name = byte_trie([n.encode("ascii") for n in names])
+    n_trie = len(trie)
     # states: 0 before the opening quote, 1 + trie nodes, tail, escaped, the final quote
     off_tail = 1 + n_trie
     off_esc = off_tail + tail.n_states
@@ -67,19 +57,15 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
     trans = np.full((final + 1, 256), -1, dtype=np.int32)
     acc = np.zeros(final + 1, dtype=bool)
     trans[0, ord('"')] = 1
+    rows = trans[1:1 + n_trie]
     printable = np.zeros(256, dtype=bool)
     printable[0x20:0x7F] = True
     printable[[ord('"'), ord("\\")]] = False
+    rows[:, printable] = off_tail + tail.initial
     esc_row = escaped.transitions[escaped.initial]
-    esc_row = np.where(esc_row >= 0, esc_row + off_esc, -1)
-    for p, edges in enumerate(children):
-        row = trans[1 + p]
-        row[printable] = off_tail + tail.initial
-        row[esc_row >= 0] = esc_row[esc_row >= 0]
-        if edges:
-            row[list(edges)] = [1 + c for c in edges.values()]
-        if not is_name[p]:
-            row[ord('"')] = final
+    rows[:, esc_row >= 0] = esc_row[esc_row >= 0] + off_esc
+    rows[trie >= 0] = trie[trie >= 0] + 1     # trie edges (printable) take precedence
+    rows[~is_name, ord('"')] = final
     for dfa, off in ((tail, off_tail), (escaped, off_esc)):
         trans[off:off + dfa.n_states] = np.where(dfa.transitions >= 0, dfa.transitions + off, -1)
         acc[off:off + dfa.n_states] = dfa.accepting
