@@ -14,9 +14,11 @@ from .refs import pointer_escape
 @dataclass(frozen=True)
 class SchemaGrammar(Grammar):
     """A Grammar made from a JSON Schema; ``dropped`` lists (JSON pointer, keyword) pairs that
-    lenient mode did not enforce (always empty otherwise)."""
+    lenient mode did not enforce (always empty otherwise); ``format_annotations`` lists
+    (JSON pointer, format) for the formats taken as annotations (any string)."""
 
     dropped: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    format_annotations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
 def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:
@@ -55,7 +57,8 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         raise LimitExceededError("the schema nests too deeply to convert (Python's "
                                  "recursion limit)") from None
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
-                         source="json_schema", text=text, dropped=tuple(cv.dropped))
+                         source="json_schema", text=text, dropped=tuple(cv.dropped),
+                         format_annotations=tuple(cv.format_annotations))
 
 
 def _check_size(schema, opts: SchemaOptions) -> None:

@@ -10,9 +10,11 @@ from ..grammar._grammar import Terminal
 
 @dataclass(frozen=True)
 class Regular:
-    """A value that is one regular language (becomes one terminal, merges in unions)."""
+    """A value that is one regular language: the full matches of ``pattern`` that match none
+    of ``exclude`` (becomes one terminal; pieces without exclusions merge in unions)."""
 
     pattern: str
+    exclude: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class GrammarBuilder:
     def symbol(self, piece: Piece, hint: str = "T") -> str:
         """The grammar symbol standing for a piece (a terminal for a regular piece)."""
         if isinstance(piece, Regular):
-            return self.terminal(piece.pattern, hint)
+            return self.terminal(piece.pattern, hint, piece.exclude)
         if isinstance(piece, Symbol):
             return piece.name
         return self.never()

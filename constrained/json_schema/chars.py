@@ -114,7 +114,7 @@ def literal_char(cp: int) -> str:
     if cp in _SHORT and cp != 0x2F:
         return _SHORT[cp]
     if cp < 0x20:
-        return f"\\\\u00{cp:02x}"
+        return f"\\\\u{_ci_hex(cp)}"
     if 0xD800 <= cp <= 0xDFFF:
         return f"\\\\u{cp:04x}"
     c = chr(cp)
@@ -130,6 +130,14 @@ def literal_char(cp: int) -> str:
 
 def _ci_hex(v: int) -> str:
     return "".join(c if c.isdigit() else f"[{c}{c.upper()}]" for c in f"{v:04x}")
+
+
+# encodings json_char leaves out (printable ASCII and short-escape characters as \\u, "\\/",
+# surrogate pairs): a string with one of them is a valid instance that excluding a language
+# of such regexes would miss, so complements are taken over strings without them
+_UNCOMMON = ("\\\\(?:/|u00(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E]|0[89aAcCdD])"
+             "|u[dD][89abAB][0-9a-fA-F]{2}\\\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+UNCOMMON_STRING = f'"{ANY_CHAR}*{_UNCOMMON}{ANY_CHAR}*"'
 
 
 def literal_string(s: str) -> str:

@@ -8,18 +8,19 @@ from ..errors import GrammarError, UnsupportedSchemaError
 from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
 from .chars import ANY_CHAR, literal_string
+from .formats import format_body
 from .layout import Layout
 from .merge import ANNOTATIONS, merge, type_set
-from .numbers import NUMBER, integer_pattern, number_pattern
+from .numbers import NUMBER, bounds, integer_pattern, number_pattern
 from .objects import object_piece
+from . import algebra
 from .oneof import disjoint
 from .options import SchemaOptions
 from .refs import DEFAULT_BASE, SchemaIndex
-from .strings import string_pattern
+from .scalar_not import holds_for_all, number_exclusions, string_exclusions
+from .strings import string_language
 
 _ALL_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
-_REFUSED = ("not", "dependentSchemas", "dependencies", "$dynamicRef", "$recursiveRef")
-_APPLICATORS = ("$ref", "allOf", "anyOf", "oneOf")
 
 
 class Converter:
@@ -31,8 +32,10 @@ class Converter:
         self.b = GrammarBuilder(opts.max_rules)
         self.layout = Layout(self.b, opts)
         self.dropped: list[tuple[str, str]] = []
+        self.format_annotations: list[tuple[str, str]] = []
         self._refs: dict[tuple[str, int], str] = {}
         self._any: dict[int, str] = {}
+        self._negations: dict[tuple[str, int], str] = {}
         self._validator = None
 
     def _make_validator(self):
@@ -85,6 +88,17 @@ class Converter:
                                pointer=ptr or "#")
         if "$ref" in schema and not any(k in schema for k in _constraint_keys(schema)):
             return self._ref(schema["$ref"], ptr, depth)
+        if "not" in schema:    # complements may lead back to the same schema: one rule each
+            key = (json.dumps(schema, sort_keys=True, default=str), depth)
+            if key not in self._negations:
+                name = self.b.reserve("not")
+                self._negations[key] = name
+                piece = self._value(schema, ptr, depth)
+                self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
+            return Symbol(self._negations[key])
+        return self._value(schema, ptr, depth)
+
+    def _value(self, schema: dict, ptr: str, depth: int) -> Piece:
         values = self._finite_values(schema, 0)
         if values is not None:  # a finite set: keep the values the whole schema accepts
             return self._literals([v for v in values if self.validates(v, schema)])
@@ -94,6 +108,9 @@ class Converter:
         for key in ("anyOf", "oneOf"):
             if key in s:
                 return self._union_of(s, key, ptr, depth)
+        branches = algebra.expand(self, s, ptr)
+        if branches is not None:
+            return self.union([self.value(b, ptr, depth) for b in branches])
         return self._plain(s, ptr, depth)
 
     def _finite_values(self, schema, depth: int) -> list | None:
@@ -149,86 +166,55 @@ class Converter:
         return s
 
     def _union_of(self, s: dict, key: str, ptr: str, depth: int) -> Piece:
+        """anyOf: the union of the branches, each with the rest of ``s``; oneOf: the same with
+        each branch also outside the branches it may overlap (exactly one holds)."""
         rest = {k: v for k, v in s.items() if k != key}
-        bare = not any(k in rest for k in _constraint_keys(rest))
+        subs = list(s[key])
         branches = []
-        for i, sub in enumerate(s[key]):
-            bptr = f"{ptr}/{key}/{i}"
-            branches.append((sub if bare else merge(rest, self._flatten(sub, bptr, frozenset()),
-                                                    bptr), bptr))
         if key == "oneOf":
-            flat = [self._flatten(x, p, frozenset()) for x, p in branches]
-            raw = [self._flatten(sub, f"{ptr}/oneOf/{i}", frozenset())
-                   for i, sub in enumerate(s[key])]
-            special = self._one_of_special(rest, raw, ptr)
-            if special is not None:
-                branches = special
-            else:
-                self._check_disjoint(flat, ptr)
+            flat = [self._flatten(sub, f"{ptr}/oneOf/{i}", frozenset())
+                    for i, sub in enumerate(subs)]
+            for i, sub in enumerate(subs):
+                others = [{"not": subs[j]} for j in range(len(subs))
+                          if j != i and not disjoint(flat[i], flat[j], self)]
+                branches.append(({"allOf": [sub] + others} if others else sub,
+                                 f"{ptr}/oneOf/{i}"))
+        else:
+            branches = [(sub, f"{ptr}/anyOf/{i}") for i, sub in enumerate(subs)]
+        if any(k in rest for k in _constraint_keys(rest)):
+            branches = [(merge(rest, self._flatten(sub, bptr, frozenset()), bptr), bptr)
+                        for sub, bptr in branches]
         return self.union([self.value(x, p, depth) for x, p in branches])
-
-    def _check_disjoint(self, flat: list, ptr: str) -> None:
-        for i in range(len(flat)):
-            for j in range(i + 1, len(flat)):
-                if not disjoint(flat[i], flat[j], self):
-                    self.refuse(f"{ptr}/oneOf", "oneOf", f"oneOf branches {i} and {j} may overlap")
-                    return
-
-    def _one_of_special(self, rest: dict, flat: list, ptr: str):
-        """Exact forms of two common overlapping oneOfs: finite value sets (keep the values
-        valid under exactly one branch) and branches that only list required properties
-        (each branch also excludes the properties only the others require)."""
-        if flat and all(isinstance(b, dict) and ("enum" in b or "const" in b) for b in flat):
-            values = []
-            for b in flat:
-                values += [b["const"]] if "const" in b else list(b.get("enum") or [])
-            keep = [v for v in values
-                    if sum(self.validates(v, b) for b in flat) == 1]
-            return [({**rest, "enum": keep}, ptr + "/oneOf")]
-        if flat and all(isinstance(b, dict) and set(b) - ANNOTATIONS == {"required"}
-                        for b in flat):
-            reqs = [set(b["required"]) for b in flat]
-            out = []
-            for i, r in enumerate(reqs):
-                others = [reqs[j] - r for j in range(len(reqs)) if j != i]
-                if any(not o for o in others):
-                    continue  # another branch holds whenever this one does
-                if any(len(o) > 1 for o in others):
-                    return None
-                absent = set().union(*others) if others else set()
-                extra = {"required": list(flat[i]["required"]),
-                         "properties": {k: False for k in sorted(absent)}}
-                out.append((merge(rest, extra, ptr), f"{ptr}/oneOf/{i}"))
-            return out
-        return None
 
     def union(self, pieces: list[Piece]) -> Piece:
         """One piece accepting what any of ``pieces`` accepts (regular ones merged)."""
-        regs = list(dict.fromkeys(p.pattern for p in pieces if isinstance(p, Regular)))
+        pieces = [p for p in pieces if p is not None]
+        if len(pieces) == 1:
+            return pieces[0]
+        regs = list(dict.fromkeys(p.pattern for p in pieces
+                                  if isinstance(p, Regular) and not p.exclude))
         syms = list(dict.fromkeys(p.name for p in pieces if isinstance(p, Symbol)))
+        syms += list(dict.fromkeys(self.b.symbol(p, "VALUE") for p in pieces
+                                   if isinstance(p, Regular) and p.exclude))
         reg = None
         if regs:
             reg = Regular(regs[0] if len(regs) == 1 else "(?:" + "|".join(regs) + ")")
         if not syms:
             return reg
-        if reg is None and len(syms) == 1:
-            return Symbol(syms[0])
         alts = [(n,) for n in syms] + ([(self.b.symbol(reg, "VALUE"),)] if reg else [])
+        if len(alts) == 1 and syms[0] in self.b.rules:
+            return Symbol(syms[0])
         return Symbol(self.b.rule(alts, "union"))
 
     def _plain(self, s: dict, ptr: str, depth: int) -> Piece:
-        s = self._not_types(s)
-        for kw in _REFUSED:
+        """A schema without applicators at its top: one piece per type it allows."""
+        for kw in ("$dynamicRef", "$recursiveRef"):
             if kw in s:
                 self.refuse(f"{ptr}/{kw}", kw, f"{kw} cannot be enforced")
-        if s.get("dependentRequired"):
-            self.refuse(ptr + "/dependentRequired", "dependentRequired",
-                        "dependentRequired cannot be enforced")
-        if "if" in s and ("then" in s or "else" in s):
-            self.refuse(ptr + "/if", "if", "if/then/else cannot be enforced")
         s = dict(s)
-        if ("unevaluatedProperties" in s or "unevaluatedItems" in s) and (
-                s.get("__merged__") or "if" in s):
+        for kw in ("then", "else"):   # without "if" they have no effect
+            s.pop(kw, None)
+        if ("unevaluatedProperties" in s or "unevaluatedItems" in s) and s.get("__merged__"):
             kw = "unevaluatedProperties" if "unevaluatedProperties" in s else "unevaluatedItems"
             self.refuse(f"{ptr}/{kw}", kw, f"{kw} next to in-place applicators cannot be enforced")
             s.pop("unevaluatedProperties", None)
@@ -237,11 +223,14 @@ class Converter:
             s.setdefault("additionalProperties", s.pop("unevaluatedProperties"))
         if "unevaluatedItems" in s:
             u = s.pop("unevaluatedItems")
+            if "contains" in s:     # items that match contains are evaluated
+                u = {"anyOf": [s["contains"], u]}
             if "items" not in s or isinstance(s["items"], list):
                 key = "additionalItems" if isinstance(s.get("items"), list) else "items"
                 s.setdefault(key, u)
         if "enum" in s or "const" in s:
             return self._enum(s, ptr)
+        nots = algebra.scalar_not(s["not"]) if "not" in s else []
         types = type_set(s)
         types = set(_ALL_TYPES) if types is None else types
         if s.get("multipleOf") == 1 and "number" in types:
@@ -249,42 +238,57 @@ class Converter:
         if "multipleOf" in s and types & {"number", "integer"}:
             if not (s["multipleOf"] == 1 and "number" not in types):
                 self.refuse(ptr + "/multipleOf", "multipleOf", "multipleOf cannot be enforced")
+        for t in ("null", "boolean", "string", "array", "object"):
+            if any(holds_for_all(self, body, t) for body in nots):
+                types.discard(t)
+        numeric = "number" if "number" in types else "integer"
+        if any(holds_for_all(self, body, numeric) for body in nots):
+            types -= {"number", "integer"}
         pieces: list[Piece] = []
         if "null" in types:
             pieces.append(Regular("null"))
         if "boolean" in types:
-            pieces.append(Regular("true|false"))
+            kept = [v for v in (True, False)
+                    if not any(self.validates(v, body) for body in nots)]
+            pieces.append(self._literals(kept))
         if "number" in types or "integer" in types:
-            lo, lo_x, hi, hi_x = _bounds(s)
-            fn = number_pattern if "number" in types else integer_pattern
-            pat = fn(lo, lo_x, hi, hi_x)
+            lo, lo_x, hi, hi_x = bounds(s)
+            if "number" in types:
+                pat = number_pattern(lo, lo_x, hi, hi_x)
+            else:
+                pat = integer_pattern(lo, lo_x, hi, hi_x, self._fraction)
             if pat is not None:
-                pieces.append(Regular(pat))
+                pieces.append(Regular(pat, number_exclusions(self, nots, ptr + "/not")))
         if "string" in types:
-            pat = string_pattern(s, ptr, self.opts, self.refuse)
-            if pat is not None:
-                pieces.append(Regular(pat))
+            self._check_format(s, ptr)
+            language = string_language(s, ptr, self.opts, self.refuse)
+            if language is not None:
+                pat, exclude = language
+                pieces.append(Regular(pat, tuple(dict.fromkeys(
+                    exclude + string_exclusions(self, nots, ptr + "/not")))))
         if "array" in types:
             pieces.append(array_piece(self, s, ptr, depth))
         if "object" in types:
             pieces.append(object_piece(self, s, ptr, depth))
         return self.union(pieces)
 
-    @staticmethod
-    def _not_types(s: dict) -> dict:
-        """``not: {type: ...}`` becomes a smaller type set."""
-        neg = s.get("not")
-        if not (isinstance(neg, dict) and "type" in neg
-                and not any(k in neg for k in _constraint_keys(neg) if k != "type")):
-            return s
-        gone = type_set(neg) or set()
-        have = type_set(s) or set(_ALL_TYPES)
-        if "integer" in gone and "number" in have and "number" not in gone:
-            return s  # "number but not integer" has no type-level form
-        s = {k: v for k, v in s.items() if k != "not"}
-        s["type"] = [t for t in _ALL_TYPES if t in have and t not in gone and t != "integer"
-                     or t == "integer" and t in have and t not in gone and "number" not in have]
-        return s
+    def _check_format(self, s: dict, ptr: str) -> None:
+        """A format the converter does not enforce is an annotation (listed), or refused
+        with ``strict_formats``."""
+        fmt = s.get("format")
+        if not isinstance(fmt, str) or format_body(fmt) is not None:
+            return
+        if self.opts.strict_formats:
+            self.refuse(ptr + "/format", "format", f"format {fmt!r} is not enforced")
+        elif (ptr or "#", fmt) not in self.format_annotations:
+            self.format_annotations.append((ptr or "#", fmt))
+
+    @property
+    def _fraction(self) -> str:
+        """The zeros an integer's optional fraction may have (integer_spelling)."""
+        if self.opts.integer_spelling == "literal":
+            return ""
+        return f"{{1,{self.opts.max_fraction_zeros}}}"
 
     def _enum(self, s: dict, ptr: str) -> Piece:
         values = [s["const"]] if "const" in s else list(s.get("enum") or [])
@@ -339,22 +343,3 @@ class Converter:
 
 def _constraint_keys(s: dict):
     return [k for k in s if k not in ANNOTATIONS and k != "$ref"]
-
-
-def _bounds(s: dict):
-    lo, lo_x, hi, hi_x = None, False, None, False
-    mn, mx = s.get("minimum"), s.get("maximum")
-    emn, emx = s.get("exclusiveMinimum"), s.get("exclusiveMaximum")
-    if _num(mn):
-        lo, lo_x = mn, emn is True
-    if _num(emn) and (lo is None or emn >= lo):
-        lo, lo_x = emn, True
-    if _num(mx):
-        hi, hi_x = mx, emx is True
-    if _num(emx) and (hi is None or emx <= hi):
-        hi, hi_x = emx, True
-    return lo, lo_x, hi, hi_x
-
-
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -2,9 +2,9 @@
 
 Each regex accepts only strings that are valid for the format (sound); a few rare valid forms
 (leap seconds, IPv6 zone ids, quoted e-mail local parts, address literals, punycode labels,
-63-character labels) are not produced. Formats the specification defines but that are not
-enforced here (UNSUPPORTED) are refused unless lenient; formats the specification does not
-define (e.g. "int32", "color") are annotations and are ignored.
+63-character labels) are not produced. Any other format, defined by the specification
+(UNSUPPORTED) or not (e.g. "int32", "color"), is an annotation, as the standard says, unless
+the converter is asked for strict formats.
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ FORMATS: dict[str, str] = {
 }
 
 
-# formats defined by the specification that are not enforced: refused unless lenient
+# formats defined by the specification that are not enforced
 UNSUPPORTED = frozenset({"regex", "idn-email", "idn-hostname", "iri", "iri-reference",
                          "uri-template"})
 

@@ -6,14 +6,18 @@ form raises UnsupportedSchemaError with the pointer of the allOf.
 """
 from __future__ import annotations
 
+import re
+
 from ..errors import UnsupportedSchemaError
 
 _TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
-_MAXIMA = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
-_MINIMA = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
-_SAME = ("pattern", "format", "multipleOf", "uniqueItems", "propertyNames", "contains",
-         "not", "if", "then", "else", "dependentSchemas", "dependencies", "unevaluatedProperties",
-         "unevaluatedItems", "minContains", "maxContains", "$dynamicRef", "dependentRequired")
+_MAXIMA = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum",
+           "maxContains")
+_MINIMA = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum",
+           "minContains")
+_SAME = ("pattern", "format", "multipleOf", "uniqueItems", "contains", "unevaluatedProperties",
+         "unevaluatedItems", "$dynamicRef")
+_CONDITION = ("if", "then", "else")
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id", "id",
                          "$comment", "readOnly", "writeOnly", "deprecated", "$defs",
                          "definitions", "contentEncoding", "contentMediaType", "contentSchema",
@@ -40,6 +44,9 @@ def merge(a, b, pointer: str):
         return a
     if a is False or b is False:
         return False
+    a, b = _without_dangling_cases(a), _without_dangling_cases(b)
+    if "if" in a and "if" in b:     # one condition stays, the other becomes its two cases
+        b = _condition_as_union(b)
     out = dict(a)
     tuple_form = _has_prefix(a) or _has_prefix(b)
     if tuple_form:
@@ -62,6 +69,23 @@ def merge(a, b, pointer: str):
     _merge_properties(out, a, b, pointer)
     out["__merged__"] = True
     return out
+
+
+def _without_dangling_cases(s: dict) -> dict:
+    """``then``/``else`` without ``if`` have no effect: dropped before they meet an ``if``."""
+    if "if" in s or not ("then" in s or "else" in s):
+        return s
+    return {k: v for k, v in s.items() if k not in ("then", "else")}
+
+
+def _condition_as_union(s: dict) -> dict:
+    """``s`` with if/then/else written as anyOf: (if and then) or (not if and else)."""
+    s = dict(s)
+    cond, then, other = s.pop("if"), s.pop("then", True), s.pop("else", True)
+    cases = [{"allOf": [cond, then]}, {"allOf": [{"not": cond}, other]}]
+    if "anyOf" in s:
+        return {**s, "anyOf": [{"allOf": [x, y]} for x in s["anyOf"] for y in cases]}
+    return {**s, "anyOf": cases}
 
 
 def _has_prefix(s: dict) -> bool:
@@ -111,12 +135,19 @@ def _merge_key(key, av, bv, a, b, pointer):
                                          pointer=pointer, keyword="allOf")
         return {"allOf": [av, bv]}
     if key in ("anyOf", "oneOf"):
-        if len(av) * len(bv) > 64:
+        if len(av) * len(bv) > 256:
             raise UnsupportedSchemaError(f"allOf of two {key} lists is too large to expand",
                                          pointer=pointer, keyword="allOf")
         return [{"allOf": [x, y]} for x in av for y in bv]
     if key == "allOf":
         return list(av) + list(bv)
+    if key == "not":        # neither a nor b: not (a or b)
+        return {"anyOf": [av, bv]}
+    if key == "propertyNames":
+        return {"allOf": [av, bv]}
+    if key in ("dependentRequired", "dependentSchemas", "dependencies") \
+            and isinstance(av, dict) and isinstance(bv, dict):
+        return {n: _both_dependencies(av.get(n), bv.get(n)) for n in dict.fromkeys([*av, *bv])}
     if key in ("properties", "patternProperties"):
         return av  # combined in _merge_properties
     if key == "prefixItems":
@@ -132,11 +163,22 @@ def _merge_key(key, av, bv, a, b, pointer):
     return av
 
 
+def _both_dependencies(x, y):
+    """What two dependencies of one property require together."""
+    if x is None or y is None:
+        return y if x is None else x
+    if isinstance(x, list) and isinstance(y, list):
+        return list(dict.fromkeys(x + y))
+    return {"allOf": [{"required": v} if isinstance(v, list) else v for v in (x, y)]}
+
+
 _KNOWN_MERGEABLE = frozenset(_MAXIMA + _MINIMA + ("type", "required", "enum", "const",
                                                   "additionalProperties", "items", "allOf",
                                                   "additionalItems", "anyOf", "oneOf",
                                                   "properties", "patternProperties",
-                                                  "prefixItems"))
+                                                  "prefixItems", "not", "propertyNames",
+                                                  "dependentRequired", "dependentSchemas",
+                                                  "dependencies") + _CONDITION)
 
 
 def _merge_properties(out: dict, a: dict, b: dict, pointer: str) -> None:
@@ -156,10 +198,19 @@ def _merge_properties(out: dict, a: dict, b: dict, pointer: str) -> None:
 
 
 def _other(schema: dict, name: str, pointer: str):
-    """What ``schema`` says about property ``name`` it does not declare."""
-    if schema.get("patternProperties"):
-        raise UnsupportedSchemaError("allOf of properties with patternProperties on the other side",
-                                     pointer=pointer, keyword="allOf")
+    """What ``schema`` says about property ``name`` it does not declare: the schemas of the
+    patternProperties matching it, or additionalProperties when none does."""
+    matching = []
+    for pattern, sub in (schema.get("patternProperties") or {}).items():
+        try:
+            found = re.search(pattern, name) is not None
+        except (re.error, TypeError):
+            raise UnsupportedSchemaError(f"invalid patternProperties pattern {pattern!r}",
+                                         pointer=pointer, keyword="allOf") from None
+        if found:
+            matching.append(sub)
+    if matching:
+        return matching[0] if len(matching) == 1 else {"allOf": matching}
     ap = schema.get("additionalProperties", True)
     return True if ap == {} else ap
 

@@ -1,7 +1,8 @@
 """JSON number and integer terminals with exact bounds.
 
 Integers: exact for any bounds (negative and multi-digit included). A float with a zero
-fraction ("5.0") is an integer in JSON Schema, so integer terminals accept an optional ".0+".
+fraction ("5.0") is an integer in JSON Schema; integer terminals are integer literals unless
+asked for the zero fraction too (``fraction``: "" none, "+" any number of zeros, or a bound).
 Numbers with a finite bound are written without exponent; unbounded numbers (and numbers
 bounded only by zero, where the sign decides) keep the exponent.
 """
@@ -14,19 +15,25 @@ from functools import lru_cache
 from .ranges import integer_range
 
 NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
-INTEGER = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?"
+INTEGER_LITERAL = r"-?(?:0|[1-9][0-9]*)"
+INTEGER = INTEGER_LITERAL + r"(?:\.0+)?"
+# every spelling without exponent, and the spellings of negative zero (equal to 0)
+NUMBER_NO_EXPONENT = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+NEGATIVE_ZERO = r"-0(?:\.0+)?"
 _EXP = r"(?:[eE][+-]?[0-9]+)?"
 
 
 def integer_pattern(lo: float | int | None, lo_excl: bool, hi: float | int | None,
-                    hi_excl: bool) -> str | None:
-    """Regex for integers within the bounds, or None when no integer fits."""
+                    hi_excl: bool, fraction: str = "+") -> str | None:
+    """Regex for integers within the bounds, or None when no integer fits. ``fraction`` is
+    the quantifier of the zeros an optional ".0..." may carry ("" for integer literals)."""
     ilo = None if lo is None else (math.floor(lo) + 1 if lo_excl else math.ceil(lo))
     ihi = None if hi is None else (math.ceil(hi) - 1 if hi_excl else math.floor(hi))
+    suffix = rf"(?:\.0{fraction})?" if fraction else ""
     if ilo is None and ihi is None:
-        return INTEGER
+        return INTEGER_LITERAL + suffix
     body = integer_range(ilo, ihi)
-    return None if body is None else body + r"(?:\.0+)?"
+    return None if body is None else body + suffix
 
 
 def number_pattern(lo: float | int | None, lo_excl: bool, hi: float | int | None,
@@ -139,3 +146,23 @@ def _frac(lo: str, lo_x: bool, hi: str | None, hi_x: bool, k: int, tl: bool,
     if not alts:
         return ends, None
     return ends, alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def bounds(s: dict) -> tuple:
+    """(low, low exclusive, high, high exclusive) from the numeric keywords of a schema."""
+    lo, lo_x, hi, hi_x = None, False, None, False
+    mn, mx = s.get("minimum"), s.get("maximum")
+    emn, emx = s.get("exclusiveMinimum"), s.get("exclusiveMaximum")
+    if _num(mn):
+        lo, lo_x = mn, emn is True
+    if _num(emn) and (lo is None or emn >= lo):
+        lo, lo_x = emn, True
+    if _num(mx):
+        hi, hi_x = mx, emx is True
+    if _num(emx) and (hi is None or emx <= hi):
+        hi, hi_x = emx, True
+    return lo, lo_x, hi, hi_x
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -14,9 +14,11 @@ import interegular
 
 from . import patterns
 from .builder import Piece, Symbol
+from .chars import UNCOMMON_STRING
+from .merge import ANNOTATIONS
 from .keys import key_except, key_except_automaton, key_literal
 from .refs import pointer_escape
-from .strings import string_pattern
+from .strings import string_language
 
 if TYPE_CHECKING:
     from .converter import Converter
@@ -31,7 +33,8 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     required = [r for r in s.get("required", []) if isinstance(r, str)]
     additional = s.get("additionalProperties", not cv.opts.strict_properties)
     pprops = s.get("patternProperties") or {}
-    names_schema = s.get("propertyNames", True)
+    names_schema = cv._flatten(s.get("propertyNames", True), ptr + "/propertyNames",
+                               frozenset())
     names_schema = True if names_schema == {} else names_schema
     if names_schema is False:
         return None if required else Symbol(b.rule([lay.empty("{}", depth)], "obj"))
@@ -203,11 +206,9 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
         exact = True    # every pattern became a key terminal
         for p, rx in compiled:
             pptr = f"{ptr}/patternProperties/{pointer_escape(p)}"
-            if any(rx.search(name) for name in declared):
-                cv.refuse(pptr, "patternProperties",
-                          "a patternProperties pattern also matches a declared property")
-                exact = False
-                continue
+            # declared names the pattern matches are members of their own (their schema
+            # includes this pattern's): the pattern's keys leave them out
+            shadowed = tuple(key_literal(n) for n in declared if rx.search(n))
             if any(_overlap(p, q) for q, _ in ok):
                 cv.refuse(pptr, "patternProperties", "overlapping patternProperties patterns")
                 exact = False
@@ -229,7 +230,8 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
             excluded.append(key)
             piece = cv.value(pprops[p], pptr, depth + 1)
             if piece is not None:
-                out.append((b.terminal(key, "PKEY"), piece))
+                out.append((b.terminal(key, "PKEY", shadowed + (UNCOMMON_STRING,) * bool(shadowed)),
+                            piece))
         if len(compiled) != len(pprops) or not exact:
             return out      # keys of a dropped pattern must not pass as additional ones
     if additional is False:
@@ -238,28 +240,38 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
     if piece is None:
         return out
     if names_schema is not True:
-        key = _names_key(cv, names_schema, ptr, declared)
-        if key is None:
+        language = _names_key(cv, names_schema, ptr, declared)
+        if language is None:
             return out
+        key, exclude = language
         automaton = None
     else:
-        key = key_except(declared)
+        key, exclude = key_except(declared), ()
         automaton = key_except_automaton(declared, key)
-    out.append((b.terminal(key, "XKEY", tuple(excluded), automaton), piece))
+    out.append((b.terminal(key, "XKEY", tuple(dict.fromkeys(tuple(excluded) + exclude)),
+                           automaton), piece))
     return out
 
 
-def _names_key(cv, names_schema, ptr, declared):
-    if declared or not isinstance(names_schema, dict) or set(names_schema) - _STRING_KEYWORDS \
-            - {"title", "description", "$comment"}:
+def _names_key(cv, names_schema, ptr, declared) -> tuple[str, tuple[str, ...]] | None:
+    """The keys propertyNames allows beyond the declared names: a regex and the regexes
+    excluded from it."""
+    if not isinstance(names_schema, dict) or set(names_schema) - _STRING_KEYWORDS - ANNOTATIONS:
         cv.refuse(ptr + "/propertyNames", "propertyNames",
-                  "propertyNames beyond string keywords or with declared properties")
+                  "propertyNames beyond string keywords")
         return None
     if "enum" in names_schema or "const" in names_schema:
         vals = names_schema["enum"] if "enum" in names_schema else [names_schema["const"]]
-        vals = [v for v in vals if isinstance(v, str) and cv.validates(v, names_schema)]
-        return "(?:" + "|".join(key_literal(v) for v in vals) + ")" if vals else None
-    return string_pattern(names_schema, ptr + "/propertyNames", cv.opts, cv.refuse)
+        vals = [v for v in vals if isinstance(v, str) and cv.validates(v, names_schema)
+                and v not in declared]
+        return ("(?:" + "|".join(key_literal(v) for v in vals) + ")", ()) if vals else None
+    language = string_language(names_schema, ptr + "/propertyNames", cv.opts, cv.refuse)
+    if language is None:
+        return None
+    key, exclude = language
+    if declared:
+        exclude += tuple(key_literal(n) for n in declared) + (UNCOMMON_STRING,)
+    return key, exclude
 
 
 def _overlap(p: str, q: str) -> bool:

@@ -28,6 +28,11 @@ class SchemaOptions:
     max_schema_depth: deepest nesting of the schema document (objects and arrays); beyond it
         LimitExceededError before any conversion.
     max_enum: most values in one enum; beyond it LimitExceededError at the enum's pointer.
+    integer_spelling: "literal" (default): ``"type": "integer"`` values are written as integer
+        literals (``20``); "any" also accepts a zero fraction (``20.0``) of at most
+        ``max_fraction_zeros`` zeros, which JSON Schema counts as an integer too.
+    strict_formats: refuse a ``format`` the converter does not enforce (by default such a
+        format is what the standard says, an annotation, and is listed on ``annotations``).
     property_order: "schema" (default, as the peers do): declared properties in the order the
         schema lists them, additional properties anywhere between them; "any": declared
         properties in any order, each at most once, for objects with at most
@@ -50,6 +55,9 @@ class SchemaOptions:
     property_order: str = "schema"
     max_any_order_properties: int = 8
     max_enum: int = 4096
+    integer_spelling: str = "literal"
+    max_fraction_zeros: int = 16
+    strict_formats: bool = False
 
     def __post_init__(self) -> None:
         if self.whitespace not in WHITESPACE_MODES:
@@ -57,6 +65,11 @@ class SchemaOptions:
         if self.property_order not in ("schema", "any"):
             raise ValueError(f"property_order must be 'schema' or 'any', not "
                              f"{self.property_order!r}")
+        if self.integer_spelling not in ("literal", "any"):
+            raise ValueError(f"integer_spelling must be 'literal' or 'any', not "
+                             f"{self.integer_spelling!r}")
+        if self.max_fraction_zeros < 1:
+            raise ValueError("max_fraction_zeros must be >= 1")
         if not 0 <= self.max_any_order_properties <= 16:
             raise ValueError("max_any_order_properties must be between 0 and 16")
         if self.max_whitespace < 1 or self.indent < 0 or self.max_depth < 1:

@@ -11,7 +11,8 @@ from urllib.parse import unquote, urljoin, urldefrag
 from ..errors import UnsupportedSchemaError
 
 DEFAULT_BASE = "https://schema.invalid/root.json"
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+                "dependencies")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_ONE = ("additionalProperties", "additionalItems", "items", "contains", "not", "if",
                "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems",

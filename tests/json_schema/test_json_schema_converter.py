@@ -27,7 +27,7 @@ def test_json_schema_scalar_types():
     _check({"type": "null"}, [None], [0, "", False])
     _check({"type": "boolean"}, [True, False], [None, 0])
     _check({"type": "string"}, ["", "a\"b\\c\n", "é\U0001F600"], [1, None])
-    _check({"type": "integer"}, [0, -5, 12345, 3.0], [1.5, "1", None])
+    _check({"type": "integer"}, [0, -5, 12345], [1.5, "1", None, 3.0])  # integer literals
     _check({"type": "number"}, [0, -5.25, 1e-7, 12], ["1", None])
     _check({"type": ["string", "null"]}, ["x", None], [1, True])
 
@@ -159,13 +159,18 @@ def test_json_schema_any_of_one_of_all_of():
            [3, 5, None], [2, 6])
 
 
-def test_json_schema_one_of_overlap_is_refused_or_lenient():
+def test_json_schema_one_of_overlap_is_exact():
     schema = {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]}
+    _check(schema, [-3, -40, 2.5, 0.5], [3, 0, -2.5, "x"])
+
+
+def test_json_schema_refused_keyword_is_dropped_when_lenient():
+    schema = {"type": "array", "uniqueItems": True}
     with pytest.raises(UnsupportedSchemaError) as e:
         schema_to_grammar(schema)
-    assert e.value.pointer == "/oneOf" and e.value.keyword == "oneOf"
+    assert e.value.pointer == "/uniqueItems" and e.value.keyword == "uniqueItems"
     g = schema_to_grammar(schema, lenient=True)
-    assert ("/oneOf", "oneOf") in g.dropped
+    assert ("/uniqueItems", "uniqueItems") in g.dropped
 
 
 def test_json_schema_refs_and_recursion():
@@ -194,11 +199,8 @@ def test_json_schema_boolean_and_empty_schemas():
 @pytest.mark.parametrize("keyword,schema", [
     ("uniqueItems", {"type": "array", "uniqueItems": True}),
     ("multipleOf", {"type": "number", "multipleOf": 0.5}),
-    ("if", {"if": {"type": "string"}, "then": {"minLength": 1}}),
-    ("not", {"not": {"minLength": 2}}),
-    ("dependentSchemas", {"dependentSchemas": {"a": {"required": ["b"]}}}),
-    ("contains", {"type": "array", "contains": {"type": "integer"}}),
-    ("format", {"type": "string", "format": "regex"}),
+    ("not", {"not": {"type": "array", "uniqueItems": True}}),
+    ("$dynamicRef", {"$dynamicRef": "#node"}),
 ])
 def test_json_schema_unsupported_keywords_raise_with_pointer(keyword, schema):
     nested = {"type": "object", "properties": {"p": schema}}
@@ -291,8 +293,15 @@ def test_json_schema_finite_sets_checked_by_validation_and_not_type():
            [[True]])
     _check({"enum": [1, 2, 3, 4], "not": {"multipleOf": 2}}, [1, 3], [2, 4])
     _check({"not": {"type": ["string", "object"]}}, [1, None, [1]], ["a", {}])
-    with pytest.raises(UnsupportedSchemaError):
-        schema_to_grammar({"type": "number", "not": {"type": "integer"}})
+    _check({"type": "number", "not": {"type": "integer"}}, [2.5, -0.5], [2, 2.0, -3, "a"])
+
+
+def test_json_schema_strict_formats_refuse_what_is_not_enforced():
+    nested = {"type": "object", "properties": {"p": {"type": "string", "format": "regex"}}}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        schema_to_grammar(nested, strict_formats=True)
+    assert e.value.pointer == "/properties/p/format" and e.value.keyword == "format"
+    assert schema_to_grammar(nested).format_annotations == (("/properties/p", "regex"),)
 
 
 def test_json_schema_property_counts():

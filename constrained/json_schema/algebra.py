@@ -1,0 +1,338 @@
+"""Schema algebra: ``not``, ``if``/``then``/``else``, ``oneOf`` and dependencies as unions.
+
+Every keyword that is not a plain constraint on one value is rewritten into an ``anyOf`` of
+schemas built from the positive keywords, so the converter only ever turns plain schemas into
+rules. The complement of a schema (``negate``) is exact: an instance fails a schema iff its
+type is not allowed or one of the schema's constraints for its type fails, and each of those
+failures is again a plain schema. Complements of scalar constraints (string lengths, patterns,
+numeric bounds, enums of scalars) stay as a ``not`` whose body only names scalar keywords
+(``scalar_not``): the converter turns those into terminals minus the excluded language.
+
+``format`` is an assertion where the converter enforces it and an annotation for the
+standard's validators; a ``not`` around a format therefore treats the format as satisfied,
+which is sound under both readings.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING
+
+from ..errors import UnsupportedSchemaError
+from .merge import ANNOTATIONS, type_set
+
+if TYPE_CHECKING:
+    from .converter import Converter
+
+STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
+NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+SCALAR_KEYWORDS = frozenset(STRING_KEYWORDS + NUMBER_KEYWORDS + ("type", "enum", "const"))
+MAX_DISJUNCTS = 256
+_TYPES = ("null", "boolean", "object", "array", "string", "number")
+
+
+def scalar_not(body) -> list[dict] | None:
+    """The bodies of a ``not`` that only constrains scalars (a body, or an anyOf of bodies
+    as merging two ``not`` writes it), or None when the body needs the full algebra."""
+    if isinstance(body, dict) and set(body) - ANNOTATIONS == {"anyOf"}:
+        out = []
+        for sub in body["anyOf"]:
+            parts = scalar_not(sub)
+            if parts is None:
+                return None
+            out += parts
+        return out
+    if not isinstance(body, dict) or set(body) - ANNOTATIONS - SCALAR_KEYWORDS:
+        return None
+    values = [body["const"]] if "const" in body else body.get("enum", [])
+    if not isinstance(values, list) or any(isinstance(v, (list, dict)) for v in values):
+        return None
+    return [body]
+
+
+def _all(x) -> bool:
+    return x is True or x == {}
+
+
+def _branch(*parts):
+    """The conjunction of schemas, without trivial parts."""
+    parts = [p for p in parts if not _all(p)]
+    if any(p is False for p in parts):
+        return False
+    if not parts:
+        return True
+    return parts[0] if len(parts) == 1 else {"allOf": list(parts)}
+
+
+def _object(**kw) -> dict:
+    return {"type": "object", **kw}
+
+
+def _array(**kw) -> dict:
+    return {"type": "array", **kw}
+
+
+def expand(cv: "Converter", s: dict, ptr: str) -> list | None:
+    """Branches whose union accepts what the flattened schema ``s`` accepts, when ``s`` has a
+    keyword of the algebra at its top (None otherwise). One keyword is rewritten per call; the
+    branches are converted again, so the others follow."""
+    rest = dict(s)
+    if "not" in s and scalar_not(s["not"]) is None:
+        body = rest.pop("not")
+        try:
+            disjuncts = negate(cv, body, ptr + "/not")
+        except UnsupportedSchemaError as e:
+            if not cv.opts.lenient:
+                raise
+            cv.dropped.append((e.pointer or "#", e.keyword or "not"))
+            return [rest]        # lenient: the complement is dropped
+        return [_branch(rest, d) for d in disjuncts]
+    if "if" in s:
+        cond, then, other = rest.pop("if"), rest.pop("then", True), rest.pop("else", True)
+        return [_branch(rest, cond, then), _branch(rest, {"not": cond}, other)]
+    deps = dependencies(s, ptr)
+    if deps:
+        for key in ("dependentRequired", "dependentSchemas", "dependencies"):
+            rest.pop(key, None)
+        (name, required, schema), others = deps[0], deps[1:]
+        if others:
+            rest["dependentSchemas"] = {n: _branch({"required": r}, sub) for n, r, sub in others}
+        present = _branch({"required": [name] + required}, schema)
+        if name in (s.get("required") or []):
+            return [_branch(rest, present)]
+        return [_branch(rest, {"properties": {name: False}}), _branch(rest, present)]
+    return None
+
+
+def dependencies(s: dict, ptr: str) -> list[tuple[str, list[str], object]]:
+    """(property, names it requires, schema it brings) from dependentRequired,
+    dependentSchemas and draft-07 ``dependencies``, one entry per property."""
+    out: dict[str, tuple[list[str], list]] = {}
+    for key in ("dependentRequired", "dependentSchemas", "dependencies"):
+        value = s.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise UnsupportedSchemaError(f"{key} must be an object", pointer=f"{ptr}/{key}",
+                                         keyword=key)
+        for name, dep in value.items():
+            req, schemas = out.setdefault(name, ([], []))
+            if isinstance(dep, list):
+                if key == "dependentSchemas":
+                    raise UnsupportedSchemaError("a dependentSchemas value must be a schema",
+                                                 pointer=f"{ptr}/{key}", keyword=key)
+                req += [r for r in dep if isinstance(r, str) and r not in req]
+            elif key == "dependentRequired":
+                raise UnsupportedSchemaError("a dependentRequired value must be a list of names",
+                                             pointer=f"{ptr}/{key}", keyword=key)
+            elif not _all(dep):
+                schemas.append(dep)
+    return [(n, r, _branch(*sch)) for n, (r, sch) in out.items() if r or sch]
+
+
+def negate(cv: "Converter", schema, ptr: str) -> list:
+    """Schemas whose union accepts exactly the instances ``schema`` rejects."""
+    if _all(schema):
+        return []
+    if schema is False:
+        return [True]
+    s = cv._flatten(schema, ptr, frozenset())
+    if s is False:
+        return [True]
+    if _all(s):
+        return []
+    if scalar_not(s) is not None:
+        return [{"not": s}]
+    rest = dict(s)
+    out: list = []
+    if "anyOf" in rest:
+        branches = rest.pop("anyOf")
+        out += _conjunction(cv, [negate(cv, b, f"{ptr}/anyOf/{i}")
+                                 for i, b in enumerate(branches)], ptr + "/anyOf")
+    if "oneOf" in rest:
+        branches = rest.pop("oneOf")
+        out += _conjunction(cv, [negate(cv, b, f"{ptr}/oneOf/{i}")
+                                 for i, b in enumerate(branches)], ptr + "/oneOf")
+        out += [_branch(x, y) for x, y in combinations(branches, 2)]
+    if "not" in rest:
+        out.append(rest.pop("not"))
+    if "if" in rest:
+        cond = rest.pop("if")
+        if "then" in rest:
+            out.append(_branch(cond, {"not": rest["then"]}))
+        if "else" in rest:
+            out.append(_branch({"not": cond}, {"not": rest["else"]}))
+    rest.pop("then", None)
+    rest.pop("else", None)
+    for name, required, sub in dependencies(rest, ptr):
+        out += [_object(required=[name], properties={r: False}) for r in required]
+        if not _all(sub):
+            out.append(_branch(_object(required=[name]), {"not": sub}))
+    for key in ("dependentRequired", "dependentSchemas", "dependencies"):
+        rest.pop(key, None)
+    out += _negate_plain(cv, rest, ptr)
+    out = [d for d in out if d is not False]
+    if len(out) > MAX_DISJUNCTS:
+        raise UnsupportedSchemaError(f"the complement has more than {MAX_DISJUNCTS} branches",
+                                     pointer=ptr or "#", keyword="not")
+    return out
+
+
+def _conjunction(cv, alternatives: list[list], ptr: str) -> list:
+    """The disjuncts of a conjunction of disjunctions (their product), without the
+    combinations whose types exclude each other."""
+    acc: list[tuple[list, frozenset | None]] = [([], None)]
+    for alts in alternatives:
+        typed = [(d, _types_of(d)) for d in alts]
+        acc = [(parts + [d], _meet(ts, t)) for parts, ts in acc for d, t in typed
+               if _meet(ts, t) != frozenset()]
+        if len(acc) > MAX_DISJUNCTS:
+            raise UnsupportedSchemaError(f"the complement has more than {MAX_DISJUNCTS} branches",
+                                         pointer=ptr or "#", keyword="not")
+    return [_branch(*parts) for parts, _ in acc]
+
+
+def _meet(a: frozenset | None, b: frozenset | None) -> frozenset | None:
+    return b if a is None else a if b is None else a & b
+
+
+def _types_of(d) -> frozenset | None:
+    """The types a disjunct allows, as far as its top says (None: any)."""
+    if d is False:
+        return frozenset()
+    if not isinstance(d, dict):
+        return None
+    if "allOf" in d and set(d) == {"allOf"}:
+        out = None
+        for part in d["allOf"]:
+            out = _meet(out, _types_of(part))
+        return out
+    if "enum" in d and isinstance(d["enum"], list):
+        kinds = {_type_of(v) for v in d["enum"]}
+        return frozenset(kinds | ({"integer"} if "number" in kinds else set()))
+    ts = type_set(d)
+    return None if ts is None else frozenset(ts)
+
+
+def _refuse(ptr: str, key: str) -> None:
+    raise UnsupportedSchemaError(f"the complement of {key} cannot be enforced",
+                                 pointer=f"{ptr}/{key}", keyword="not")
+
+
+def _negate_plain(cv: "Converter", p: dict, ptr: str) -> list:
+    """The complement of a schema with no applicator at its top, as plain disjuncts."""
+    for key in ("$dynamicRef", "$recursiveRef", "uniqueItems", "unevaluatedProperties",
+                "unevaluatedItems", "multipleOf"):
+        if key in p and not (key == "uniqueItems" and p[key] is False):
+            _refuse(ptr, key)
+    types = type_set(p)
+    allowed = set(_TYPES) | {"integer"} if types is None else types
+    out: list = []
+    for t in _TYPES:
+        if t == "number" and "integer" in allowed and "number" not in allowed:
+            out.append({"type": "number", "not": {"type": "integer"}})
+        elif t not in allowed and not (t == "number" and "integer" in allowed):
+            out.append({"type": t})
+    live = [t for t in _TYPES if t in allowed or t == "number" and "integer" in allowed]
+    numeric = "number" if "number" in allowed else "integer"
+    if "enum" in p or "const" in p:
+        values = [p["const"]] if "const" in p else list(p.get("enum") or [])
+        fails = [v for v in values if not cv.validates(v, p)]
+        if fails:
+            out.append({"enum": fails})
+        for t in live:
+            mine = [v for v in values if _type_of(v) == t]
+            if t == "null":
+                if not mine:
+                    out.append({"type": "null"})
+            elif t == "boolean":
+                left = [b for b in (True, False) if b not in mine]
+                if left:
+                    out.append({"enum": left})
+            elif t == "string":
+                out.append({"type": "string", "not": {"enum": mine}} if mine
+                           else {"type": "string"})
+            elif t == "number":
+                out.append({"type": numeric, "not": {"enum": mine}} if mine
+                           else {"type": numeric})
+            elif mine:
+                raise UnsupportedSchemaError(f"the complement of an enum of {t}s cannot be "
+                                             f"enforced", pointer=ptr + "/enum", keyword="not")
+            else:
+                out.append({"type": t})
+        return out
+    if "string" in live:
+        kw = {k: p[k] for k in STRING_KEYWORDS[:3] if k in p}
+        if kw:
+            out.append({"type": "string", "not": {"type": "string", **kw}})
+    if "number" in live:
+        kw = {k: p[k] for k in NUMBER_KEYWORDS if k in p}
+        if kw:
+            out.append({"type": numeric, "not": {"type": numeric, **kw}})
+    if "object" in live:
+        out += _negate_object(p, ptr)
+    if "array" in live:
+        out += _negate_array(p, ptr)
+    return out
+
+
+def _negate_object(p: dict, ptr: str) -> list:
+    out = []
+    for key in ("additionalProperties", "propertyNames"):
+        if key in p and not _all(p[key]):
+            _refuse(ptr, key)
+    if p.get("patternProperties"):
+        _refuse(ptr, "patternProperties")
+    for name in dict.fromkeys(r for r in p.get("required") or [] if isinstance(r, str)):
+        out.append(_object(properties={name: False}))
+    for name, sub in (p.get("properties") or {}).items():
+        if not _all(sub):
+            out.append(_object(required=[name], properties={name: {"not": sub}}))
+    if _count(p.get("minProperties")) > 0:
+        out.append(_object(maxProperties=_count(p["minProperties"]) - 1))
+    if p.get("maxProperties") is not None:
+        out.append(_object(minProperties=_count(p["maxProperties"]) + 1))
+    return out
+
+
+def _negate_array(p: dict, ptr: str) -> list:
+    out = []
+    items = p.get("items", True)
+    if isinstance(items, list):
+        prefix, rest, rest_key = items, p.get("additionalItems", True), "additionalItems"
+    else:
+        prefix, rest, rest_key = list(p.get("prefixItems") or []), items, "items"
+    for i, sub in enumerate(prefix):
+        if not _all(sub):
+            out.append(_array(minItems=i + 1, prefixItems=[True] * i + [{"not": sub}]))
+    if rest is False:
+        out.append(_array(minItems=len(prefix) + 1))
+    elif not _all(rest):
+        if prefix:
+            _refuse(ptr, rest_key)
+        out.append(_array(contains={"not": rest}))
+    if _count(p.get("minItems")) > 0:
+        out.append(_array(maxItems=_count(p["minItems"]) - 1))
+    if p.get("maxItems") is not None:
+        out.append(_array(minItems=_count(p["maxItems"]) + 1))
+    if "contains" in p:
+        least = _count(p.get("minContains", 1))
+        most = p.get("maxContains")
+        if least > 0:
+            out.append(_array(contains=p["contains"], minContains=0, maxContains=least - 1))
+        if most is not None:
+            out.append(_array(contains=p["contains"], minContains=_count(most) + 1))
+    return out
+
+
+def _count(v) -> int:
+    return int(v or 0)
+
+
+def _type_of(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}[type(v)]
