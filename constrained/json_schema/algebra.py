@@ -221,7 +221,7 @@ def _refuse(ptr: str, key: str) -> None:
 def _negate_plain(cv: "Converter", p: dict, ptr: str) -> list:
     """The complement of a schema with no applicator at its top, as plain disjuncts."""
     for key in ("$dynamicRef", "$recursiveRef", "uniqueItems", "unevaluatedProperties",
-                "unevaluatedItems", "multipleOf"):
+                "unevaluatedItems"):
         if key in p and not (key == "uniqueItems" and p[key] is False):
             _refuse(ptr, key)
     types = type_set(p)

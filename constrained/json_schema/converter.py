@@ -11,9 +11,10 @@ from .chars import ANY_CHAR, literal_string
 from .formats import format_body
 from .layout import Layout
 from .merge import ANNOTATIONS, merge, type_set
-from .numbers import NUMBER, bounds, integer_pattern, number_pattern
+from .multiples import multiple_pattern
+from .numbers import NUMBER, bounds, integer_pattern, number_pattern, outside
 from .objects import object_piece
-from . import algebra
+from . import algebra, unevaluated
 from .oneof import disjoint
 from .options import SchemaOptions
 from .refs import DEFAULT_BASE, SchemaIndex
@@ -99,6 +100,9 @@ class Converter:
         return self._value(schema, ptr, depth)
 
     def _value(self, schema: dict, ptr: str, depth: int) -> Piece:
+        if unevaluated.has_unevaluated(schema):
+            return self.union([self.value(b, ptr, depth)
+                               for b in unevaluated.resolve(self, schema, ptr)])
         values = self._finite_values(schema, 0)
         if values is not None:  # a finite set: keep the values the whole schema accepts
             return self._literals([v for v in values if self.validates(v, schema)])
@@ -147,6 +151,8 @@ class Converter:
         """``s`` without $ref or allOf at its top: referenced and allOf schemas merged in."""
         if not isinstance(s, dict):
             return s
+        if unevaluated.has_unevaluated(s):   # resolved before it meets other schemas
+            return {"anyOf": unevaluated.resolve(self, s, ptr)}
         s = dict(s)
         if "$ref" in s:
             uri = s.pop("$ref")
@@ -214,20 +220,6 @@ class Converter:
         s = dict(s)
         for kw in ("then", "else"):   # without "if" they have no effect
             s.pop(kw, None)
-        if ("unevaluatedProperties" in s or "unevaluatedItems" in s) and s.get("__merged__"):
-            kw = "unevaluatedProperties" if "unevaluatedProperties" in s else "unevaluatedItems"
-            self.refuse(f"{ptr}/{kw}", kw, f"{kw} next to in-place applicators cannot be enforced")
-            s.pop("unevaluatedProperties", None)
-            s.pop("unevaluatedItems", None)
-        if "unevaluatedProperties" in s:
-            s.setdefault("additionalProperties", s.pop("unevaluatedProperties"))
-        if "unevaluatedItems" in s:
-            u = s.pop("unevaluatedItems")
-            if "contains" in s:     # items that match contains are evaluated
-                u = {"anyOf": [s["contains"], u]}
-            if "items" not in s or isinstance(s["items"], list):
-                key = "additionalItems" if isinstance(s.get("items"), list) else "items"
-                s.setdefault(key, u)
         if "enum" in s or "const" in s:
             return self._enum(s, ptr)
         nots = algebra.scalar_not(s["not"]) if "not" in s else []
@@ -235,9 +227,12 @@ class Converter:
         types = set(_ALL_TYPES) if types is None else types
         if s.get("multipleOf") == 1 and "number" in types:
             types = (types - {"number"}) | {"integer"}
-        if "multipleOf" in s and types & {"number", "integer"}:
-            if not (s["multipleOf"] == 1 and "number" not in types):
-                self.refuse(ptr + "/multipleOf", "multipleOf", "multipleOf cannot be enforced")
+        multiple = None
+        if "multipleOf" in s and s["multipleOf"] != 1 and types & {"number", "integer"}:
+            multiple = multiple_pattern(s["multipleOf"], self._fraction)
+            if multiple is None:
+                self.refuse(ptr + "/multipleOf", "multipleOf",
+                            "multipleOf is enforced for small integer divisors only")
         for t in ("null", "boolean", "string", "array", "object"):
             if any(holds_for_all(self, body, t) for body in nots):
                 types.discard(t)
@@ -251,7 +246,10 @@ class Converter:
             kept = [v for v in (True, False)
                     if not any(self.validates(v, body) for body in nots)]
             pieces.append(self._literals(kept))
-        if "number" in types or "integer" in types:
+        if multiple is not None and types & {"number", "integer"}:
+            pieces.append(Regular(multiple, outside(*bounds(s))
+                                  + number_exclusions(self, nots, ptr + "/not")))
+        elif "number" in types or "integer" in types:
             lo, lo_x, hi, hi_x = bounds(s)
             if "number" in types:
                 pat = number_pattern(lo, lo_x, hi, hi_x)

@@ -6,6 +6,7 @@ form raises UnsupportedSchemaError with the pointer of the allOf.
 """
 from __future__ import annotations
 
+import math
 import re
 
 from ..errors import UnsupportedSchemaError
@@ -15,7 +16,7 @@ _MAXIMA = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximu
            "maxContains")
 _MINIMA = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum",
            "minContains")
-_SAME = ("pattern", "format", "multipleOf", "uniqueItems", "contains", "unevaluatedProperties",
+_SAME = ("pattern", "format", "uniqueItems", "contains", "unevaluatedProperties",
          "unevaluatedItems", "$dynamicRef")
 _CONDITION = ("if", "then", "else")
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id", "id",
@@ -141,6 +142,12 @@ def _merge_key(key, av, bv, a, b, pointer):
         return [{"allOf": [x, y]} for x in av for y in bv]
     if key == "allOf":
         return list(av) + list(bv)
+    if key == "multipleOf":
+        if _num(av) and _num(bv) and float(av).is_integer() and float(bv).is_integer() \
+                and av > 0 and bv > 0:
+            return math.lcm(int(av), int(bv))
+        raise UnsupportedSchemaError("allOf combines two multipleOf values that are not both "
+                                     "integers", pointer=pointer, keyword="allOf")
     if key == "not":        # neither a nor b: not (a or b)
         return {"anyOf": [av, bv]}
     if key == "propertyNames":
@@ -172,7 +179,7 @@ def _both_dependencies(x, y):
     return {"allOf": [{"required": v} if isinstance(v, list) else v for v in (x, y)]}
 
 
-_KNOWN_MERGEABLE = frozenset(_MAXIMA + _MINIMA + ("type", "required", "enum", "const",
+_KNOWN_MERGEABLE = frozenset(_MAXIMA + _MINIMA + ("type", "required", "enum", "const", "multipleOf",
                                                   "additionalProperties", "items", "allOf",
                                                   "additionalItems", "anyOf", "oneOf",
                                                   "properties", "patternProperties",
@@ -182,19 +189,33 @@ _KNOWN_MERGEABLE = frozenset(_MAXIMA + _MINIMA + ("type", "required", "enum", "c
 
 
 def _merge_properties(out: dict, a: dict, b: dict, pointer: str) -> None:
+    _merge_patterns(out, a, b, pointer)
     pa, pb = a.get("properties", {}), b.get("properties", {})
     if not pa and not pb:
         return
-    if a.get("patternProperties") and b.get("patternProperties") \
-            and a["patternProperties"] != b["patternProperties"]:
-        raise UnsupportedSchemaError("allOf combines two patternProperties",
-                                     pointer=pointer, keyword="allOf")
     props = {}
     for name in list(pa) + [n for n in pb if n not in pa]:
         sa = pa[name] if name in pa else _other(a, name, pointer)
         sb = pb[name] if name in pb else _other(b, name, pointer)
         props[name] = sa if sb is True else sb if sa is True else {"allOf": [sa, sb]}
     out["properties"] = props
+
+
+def _merge_patterns(out: dict, a: dict, b: dict, pointer: str) -> None:
+    """Both sides' patternProperties (one schema per pattern). Exact while each side's
+    additionalProperties still sees the keys it saw: the other side brings no new pattern
+    where a side has additionalProperties."""
+    qa, qb = a.get("patternProperties") or {}, b.get("patternProperties") or {}
+    if not qa or not qb or qa == qb:
+        return
+    for side, other in ((a, qb), (b, qa)):
+        ap = side.get("additionalProperties", True)
+        if not (ap is True or ap == {}) and set(other) - set(side.get("patternProperties") or {}):
+            raise UnsupportedSchemaError("allOf combines two patternProperties next to "
+                                         "additionalProperties", pointer=pointer,
+                                         keyword="allOf")
+    out["patternProperties"] = {p: _both(qa[p], qb[p]) if p in qa and p in qb
+                                else qa.get(p, qb.get(p)) for p in dict.fromkeys([*qa, *qb])}
 
 
 def _other(schema: dict, name: str, pointer: str):

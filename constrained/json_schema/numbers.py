@@ -148,6 +148,20 @@ def _frac(lo: str, lo_x: bool, hi: str | None, hi_x: bool, k: int, tl: bool,
     return ends, alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
+def outside(lo, lo_excl: bool, hi, hi_excl: bool) -> tuple[str, ...]:
+    """Regexes of the numbers (spelled without exponent) outside the bounds."""
+    out = []
+    if lo is not None:
+        below = number_pattern(None, False, lo, not lo_excl)
+        if below is not None:
+            out.append(below)
+    if hi is not None:
+        above = number_pattern(hi, not hi_excl, None, False)
+        if above is not None:
+            out.append(above)
+    return tuple(out)
+
+
 def bounds(s: dict) -> tuple:
     """(low, low exclusive, high, high exclusive) from the numeric keywords of a schema."""
     lo, lo_x, hi, hi_x = None, False, None, False

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .chars import UNCOMMON_STRING, literal_string
 from .merge import type_set
+from .multiples import multiple_pattern
 from .numbers import NEGATIVE_ZERO, bounds, integer_pattern, number_pattern
 from .strings import string_pattern
 
@@ -76,11 +77,16 @@ def number_exclusions(cv: "Converter", bodies: list[dict], ptr: str) -> tuple[st
     for body in bodies:
         if not (_applies(body, "number") or _applies(body, "integer")):
             continue
-        if "multipleOf" in body:
-            cv.refuse(ptr + "/multipleOf", "multipleOf",
-                      "multipleOf inside not cannot be enforced")
-            continue
         values = _values(body)
+        if "multipleOf" in body and values is None:
+            pattern = multiple_pattern(body["multipleOf"], "+")
+            if pattern is None or any(b is not None for b in bounds(body)[::2]):
+                cv.refuse(ptr + "/multipleOf", "multipleOf",
+                          "multipleOf inside not is enforced for small integer divisors "
+                          "without bounds only")
+                continue
+            out.append(pattern)
+            continue
         if values is not None:
             for v in values:
                 if isinstance(v, (int, float)) and not isinstance(v, bool) \
