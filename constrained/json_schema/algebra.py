@@ -97,8 +97,6 @@ def expand(cv: "Converter", s: dict, ptr: str) -> list | None:
         if others:
             rest["dependentSchemas"] = {n: _branch({"required": r}, sub) for n, r, sub in others}
         present = _branch({"required": [name] + required}, schema)
-        if name in (s.get("required") or []):
-            return [_branch(rest, present)]
         return [_branch(rest, {"properties": {name: False}}), _branch(rest, present)]
     return None
 

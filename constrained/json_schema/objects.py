@@ -87,8 +87,7 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
         x_sym = b.rule([(k,) + ksep + (b.symbol(v, "VAL"),) for k, v in extras], "extra")
     kvs = [(k,) + ksep + (b.symbol(v, "VAL"),) for k, v, _ in members]
     n = len(members)
-    if (cv.opts.property_order == "any" and 1 < n <= cv.opts.max_any_order_properties
-            and not (x_sym and (n_min or n_max is not None))):
+    if cv.opts.property_order == "any" and 1 < n <= cv.opts.max_any_order_properties:
         return _any_order(cv, kvs, [m[2] for m in members], x_sym, n_min, n_max, depth)
 
     def room(c: int) -> bool:  # may one more member be written after c of them
@@ -140,35 +139,52 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
 
 def _any_order(cv: "Converter", kvs: list, required: list[bool], x_sym: str | None,
                n_min: int, n_max: int | None, depth: int) -> Piece:
-    """Declared members in any order, each at most once: one rule per set of members written
-    so far (2**n rules, so only for small n). Extra members may come anywhere; counts are
-    exact here only without extras (the caller keeps schema order otherwise)."""
+    """Declared members in any order, each at most once, extra members anywhere: one rule per
+    (set of declared members written, members written so far, capped where the counts stop
+    mattering), so 2**n rules times the count bound: only for small n."""
     b, lay = cv.b, cv.layout
     sep = lay.item_sep(depth)
     n = len(kvs)
     must = sum(1 << i for i in range(n) if required[i])
-    rest: dict[int, str | None] = {}
+    cap = n_max + 1 if n_max is not None else n_min
+    if not x_sym:                  # declared members alone count themselves
+        cap = 0 if n_min == 0 and n_max is None else cap
+    rest: dict[tuple[int, int], str | None] = {}
 
-    def room(used: int) -> bool:
-        return n_max is None or bin(used).count("1") < n_max
+    def count(used: int, c: int) -> int:
+        return min(c, cap) if x_sym else min(bin(used).count("1"), cap)
 
     for used in range((1 << n) - 1, -1, -1):   # supersets first
-        alts = []
-        if room(used):
+        for c in range(cap, -1, -1):
+            if not x_sym and c != count(used, c):
+                continue
+            if n_max is not None and c > n_max:
+                rest[(used, c)] = None
+                continue
+            alts = []
             for i in range(n):
-                if not used >> i & 1 and rest.get(used | 1 << i):
-                    alts.append(sep + kvs[i] + (rest[used | 1 << i],))
-        if used & must == must and bin(used).count("1") >= n_min:
-            alts.append(())
-        if not alts:      # no way to end from here: extra members alone cannot help
-            rest[used] = None
-            continue
-        if x_sym:
-            alts.append(sep + (x_sym, "__self__"))
-        rest[used] = _self_ref(b, b.rule(alts, "rest"))
-    first = [kvs[i] + (rest[1 << i],) for i in range(n) if rest.get(1 << i) and room(0)]
-    if x_sym and rest.get(0):
-        first.append((x_sym, rest[0]))
+                nxt = (used | 1 << i, count(used | 1 << i, c + 1))
+                if not used >> i & 1 and rest.get(nxt):
+                    alts.append(sep + kvs[i] + (rest[nxt],))
+            if used & must == must and c >= n_min:
+                alts.append(())
+            if x_sym:
+                nc = count(used, c + 1)
+                if nc == c:
+                    alts.append(sep + (x_sym, "__self__"))
+                elif rest.get((used, nc)):
+                    alts.append(sep + (x_sym, rest[(used, nc)]))
+            if not alts or alts == [sep + (x_sym, "__self__")]:
+                rest[(used, c)] = None     # no way to end from here
+                continue
+            rest[(used, c)] = _self_ref(b, b.rule(alts, "rest"))
+    first = []
+    for i in range(n):
+        nxt = (1 << i, count(1 << i, 1))
+        if rest.get(nxt) and (n_max is None or n_max >= 1):
+            first.append(kvs[i] + (rest[nxt],))
+    if x_sym and rest.get((0, count(0, 1))) and (n_max is None or n_max >= 1):
+        first.append((x_sym, rest[(0, count(0, 1))]))
     alts = []
     if first:
         alts.append(lay.open("{", depth) + (b.rule(first, "members"),) + lay.close("}", depth))
