@@ -218,3 +218,27 @@ def _difference(a: ByteDFA, excluded: tuple[str, ...], max_states: int) -> ByteD
     trans, acc, init = minimize(trans, acc, init)
     return ByteDFA(trans, acc, init, label)
 
+
+def dfas_intersect(a: ByteDFA, b: ByteDFA, max_pairs: int = 200_000) -> bool:
+    """Whether some byte string is accepted by both (a breadth-first walk of state pairs;
+    both automata are trimmed, so every reachable pair may still lead somewhere).
+    LimitExceededError past ``max_pairs`` pairs."""
+    if a.n_states == 0 or b.n_states == 0:
+        return False
+    seen = {(a.initial, b.initial)}
+    todo = [(a.initial, b.initial)]
+    while todo:
+        qa, qb = todo.pop()
+        if a.accepting[qa] and b.accepting[qb]:
+            return True
+        ta, tb = a.transitions[qa], b.transitions[qb]
+        both = (ta >= 0) & (tb >= 0)
+        for pair in set(zip(ta[both].tolist(), tb[both].tolist())):
+            if pair not in seen:
+                if len(seen) >= max_pairs:
+                    raise LimitExceededError(f"intersection of {a.pattern!r} and "
+                                             f"{b.pattern!r} exceeds {max_pairs} states")
+                seen.add(pair)
+                todo.append(pair)
+    return False
+

@@ -27,6 +27,7 @@ STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 SCALAR_KEYWORDS = frozenset(STRING_KEYWORDS + NUMBER_KEYWORDS + ("type", "enum", "const"))
 MAX_DISJUNCTS = 256
+MAX_PREFIX_CASES = 4
 _TYPES = ("null", "boolean", "object", "array", "string", "number")
 
 
@@ -305,9 +306,15 @@ def _negate_array(p: dict, ptr: str) -> list:
     if rest is False:
         out.append(_array(minItems=len(prefix) + 1))
     elif not _all(rest):
-        if prefix:
+        # an item past the prefix fails: with the prefix positions that fail too, say P,
+        # at least len(P) + 1 items fail
+        if len(prefix) > MAX_PREFIX_CASES:
             _refuse(ptr, rest_key)
-        out.append(_array(contains={"not": rest}))
+        for k in range(len(prefix) + 1):
+            for failing in combinations(range(len(prefix)), k):
+                out.append(_array(prefixItems=[{"not": rest} if i in failing else rest
+                                               for i in range(len(prefix))],
+                                  contains={"not": rest}, minContains=k + 1))
     if _count(p.get("minItems")) > 0:
         out.append(_array(maxItems=_count(p["minItems"]) - 1))
     if p.get("maxItems") is not None:

@@ -7,6 +7,8 @@ surrogate escapes are never produced.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .ranges import fixed_width_range
 
 MAX_CP = 0x10FFFF
@@ -82,7 +84,11 @@ def json_char(ranges) -> str | None:
     Sound (never matches a character outside ``ranges``) and complete for what json.dumps
     writes, with or without ensure_ascii; printable ASCII written as \\u00XX is not accepted.
     """
-    ranges = normalize(ranges)
+    return _json_char(normalize(ranges))
+
+
+@lru_cache(maxsize=4096)
+def _json_char(ranges: Ranges) -> str | None:
     if not ranges:
         return None
     if ranges == ALL:

@@ -247,8 +247,8 @@ class Converter:
                     if not any(self.validates(v, body) for body in nots)]
             pieces.append(self._literals(kept))
         if multiple is not None and types & {"number", "integer"}:
-            pieces.append(Regular(multiple, outside(*bounds(s))
-                                  + number_exclusions(self, nots, ptr + "/not")))
+            pieces += [Regular(multiple, tuple(dict.fromkeys(outside(*bounds(s)) + excl)))
+                       for excl in number_exclusions(self, nots, ptr + "/not")]
         elif "number" in types or "integer" in types:
             lo, lo_x, hi, hi_x = bounds(s)
             if "number" in types:
@@ -256,14 +256,15 @@ class Converter:
             else:
                 pat = integer_pattern(lo, lo_x, hi, hi_x, self._fraction)
             if pat is not None:
-                pieces.append(Regular(pat, number_exclusions(self, nots, ptr + "/not")))
+                pieces += [Regular(pat, excl)
+                           for excl in number_exclusions(self, nots, ptr + "/not")]
         if "string" in types:
             self._check_format(s, ptr)
             language = string_language(s, ptr, self.opts, self.refuse)
             if language is not None:
                 pat, exclude = language
-                pieces.append(Regular(pat, tuple(dict.fromkeys(
-                    exclude + string_exclusions(self, nots, ptr + "/not")))))
+                pieces += [Regular(pat, tuple(dict.fromkeys(exclude + excl)))
+                           for excl in string_exclusions(self, nots, ptr + "/not")]
         if "array" in types:
             pieces.append(array_piece(self, s, ptr, depth))
         if "object" in types:

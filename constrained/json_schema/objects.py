@@ -8,10 +8,10 @@ first member every member is preceded by the item separator.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import interegular
-
+from ..automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING
@@ -290,16 +290,14 @@ def _names_key(cv, names_schema, ptr, declared) -> tuple[str, tuple[str, ...]] |
     return key, exclude
 
 
+@lru_cache(maxsize=1024)
 def _overlap(p: str, q: str) -> bool:
-    """Whether two key patterns can match a common key (True when unsure)."""
+    """Whether two patternProperties patterns can match a common key (True when unsure):
+    the key terminals the converter would build for them share a string."""
     try:
-        a = interegular.parse_pattern(_search_form(p)).to_fsm()
-        b = interegular.parse_pattern(_search_form(q)).to_fsm()
-        return not (a & b).empty()
-    except Exception:
+        a, b = patterns.pattern_body(p), patterns.pattern_body(q)
+        if a is None or b is None:
+            return False
+        return dfas_intersect(regex_to_byte_dfa(f'"{a}"'), regex_to_byte_dfa(f'"{b}"'))
+    except Exception:  # noqa: BLE001 - unreadable or too large: assume they overlap
         return True
-
-
-def _search_form(p: str) -> str:
-    head = p[1:] if p.startswith("^") else ".*" + p
-    return head[:-1] if head.endswith("$") and not head.endswith("\\$") else head + ".*"
