@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedSchemaError
 from .merge import ANNOTATIONS, type_set
+from .witnesses import Witness, witness
 
 if TYPE_CHECKING:
     from .converter import Converter
@@ -31,17 +32,31 @@ MAX_PREFIX_CASES = 4
 _TYPES = ("null", "boolean", "object", "array", "string", "number")
 
 
-def scalar_not(body) -> list[dict] | None:
-    """The bodies of a ``not`` that only constrains scalars (a body, or an anyOf of bodies
-    as merging two ``not`` writes it), or None when the body needs the full algebra."""
-    if isinstance(body, dict) and set(body) - ANNOTATIONS == {"anyOf"}:
-        out = []
-        for sub in body["anyOf"]:
-            parts = scalar_not(sub)
-            if parts is None:
+def atomic_not(body) -> tuple[list[dict], list[Witness]] | None:
+    """A ``not`` the converter takes as it is: the scalar bodies (see scalar_not) and the
+    object witnesses it asks for (a body, or an anyOf of bodies as merging two ``not``
+    writes it), or None when the body needs the full algebra."""
+    bodies = body["anyOf"] if isinstance(body, dict) and set(body) - ANNOTATIONS == {"anyOf"} \
+        else [body]
+    scalars, found = [], []
+    for sub in bodies:
+        if isinstance(sub, dict) and set(sub) - ANNOTATIONS == {"anyOf"}:
+            inner = atomic_not(sub)
+            if inner is None:
                 return None
-            out += parts
-        return out
+            scalars += inner[0]
+            found += inner[1]
+        elif scalar_not(sub) is not None:
+            scalars.append(sub)
+        elif witness(sub) is not None:
+            found.append(witness(sub))
+        else:
+            return None
+    return scalars, found
+
+
+def scalar_not(body) -> list[dict] | None:
+    """``[body]`` when a ``not`` body only constrains scalars, else None."""
     if not isinstance(body, dict) or set(body) - ANNOTATIONS - SCALAR_KEYWORDS:
         return None
     values = [body["const"]] if "const" in body else body.get("enum", [])
@@ -77,7 +92,7 @@ def expand(cv: "Converter", s: dict, ptr: str) -> list | None:
     keyword of the algebra at its top (None otherwise). One keyword is rewritten per call; the
     branches are converted again, so the others follow."""
     rest = dict(s)
-    if "not" in s and scalar_not(s["not"]) is None:
+    if "not" in s and atomic_not(s["not"]) is None:
         body = rest.pop("not")
         try:
             disjuncts = negate(cv, body, ptr + "/not")
@@ -139,7 +154,7 @@ def negate(cv: "Converter", schema, ptr: str) -> list:
         return [True]
     if _all(s):
         return []
-    if scalar_not(s) is not None:
+    if scalar_not(s) is not None or witness(s) is not None:
         return [{"not": s}]
     rest = dict(s)
     out: list = []
@@ -275,12 +290,18 @@ def _negate_plain(cv: "Converter", p: dict, ptr: str) -> list:
 
 
 def _negate_object(p: dict, ptr: str) -> list:
+    """A member breaks a universal keyword (a witness), or a named constraint fails."""
     out = []
-    for key in ("additionalProperties", "propertyNames"):
-        if key in p and not _all(p[key]):
-            _refuse(ptr, key)
-    if p.get("patternProperties"):
-        _refuse(ptr, "patternProperties")
+    props, pats = p.get("properties") or {}, p.get("patternProperties") or {}
+    if "additionalProperties" in p and not _all(p["additionalProperties"]):
+        out.append(_object(**{"not": {"properties": {n: True for n in props},
+                                      "patternProperties": {q: True for q in pats},
+                                      "additionalProperties": p["additionalProperties"]}}))
+    for q, sub in pats.items():
+        if not _all(sub):
+            out.append(_object(**{"not": {"patternProperties": {q: sub}}}))
+    if "propertyNames" in p and not _all(p["propertyNames"]):
+        out.append(_object(**{"not": {"propertyNames": p["propertyNames"]}}))
     for name in dict.fromkeys(r for r in p.get("required") or [] if isinstance(r, str)):
         out.append(_object(properties={name: False}))
     for name, sub in (p.get("properties") or {}).items():

@@ -222,9 +222,11 @@ class Converter:
             s.pop(kw, None)
         if "enum" in s or "const" in s:
             return self._enum(s, ptr)
-        nots = algebra.scalar_not(s["not"]) if "not" in s else []
+        nots, witnesses = algebra.atomic_not(s["not"]) if "not" in s else ([], [])
         types = type_set(s)
         types = set(_ALL_TYPES) if types is None else types
+        if witnesses:          # non-objects satisfy every universal object keyword
+            types &= {"object"}
         if s.get("multipleOf") == 1 and "number" in types:
             types = (types - {"number"}) | {"integer"}
         multiple = None
@@ -268,7 +270,7 @@ class Converter:
         if "array" in types:
             pieces.append(array_piece(self, s, ptr, depth))
         if "object" in types:
-            pieces.append(object_piece(self, s, ptr, depth))
+            pieces.append(object_piece(self, s, ptr, depth, tuple(witnesses)))
         return self.union(pieces)
 
     def _check_format(self, s: dict, ptr: str) -> None:

@@ -8,6 +8,7 @@ first member every member is preceded by the item separator.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,8 @@ from ..automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING
-from .merge import ANNOTATIONS
 from .keys import key_except, key_except_automaton, key_literal
+from .merge import ANNOTATIONS
 from .refs import pointer_escape
 from .strings import string_language
 
@@ -26,8 +27,21 @@ if TYPE_CHECKING:
 _STRING_KEYWORDS = {"type", "minLength", "maxLength", "pattern", "format", "enum", "const"}
 
 
-def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
-    """The rule for objects valid under the object keywords of plain schema ``s``."""
+@dataclass
+class _Extra:
+    """A class of members beyond the declared ones: key terminal, value schema and piece."""
+
+    key: str
+    value: Piece
+    schema: object
+    ptr: str
+    pattern: str | None = None      # the patternProperties pattern (None: additional keys)
+
+
+def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
+                 witnesses: tuple = ()) -> Piece:
+    """The rule for objects valid under the object keywords of plain schema ``s`` that also
+    have a member for each of ``witnesses`` (witnesses.Witness)."""
     b, lay = cv.b, cv.layout
     props = s.get("properties") or {}
     required = [r for r in s.get("required", []) if isinstance(r, str)]
@@ -37,7 +51,9 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
                                frozenset())
     names_schema = True if names_schema == {} else names_schema
     if names_schema is False:
-        return None if required else Symbol(b.rule([lay.empty("{}", depth)], "obj"))
+        if required or witnesses:
+            return None
+        return Symbol(b.rule([lay.empty("{}", depth)], "obj"))
 
     compiled = _compile_patterns(cv, pprops, ptr)
     entries = []  # (name, value schema, schema pointer, required)
@@ -53,18 +69,27 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
             sub = False
         entries.append((name, sub, sptr, name in required))
 
-    members = []  # (key symbol, value piece, required)
+    sep, ksep = lay.item_sep(depth), lay.key_sep()
+    members = []  # (key-value symbols, required, witness variants: [(witness bit, symbols)])
     for name, sub, sptr, req in entries:
         piece = cv.value(sub, sptr, depth + 1)
         if piece is None:
             if req:
                 return None
             continue
-        members.append((b.terminal(key_literal(name), "KEY"), piece, req))
+        key = b.terminal(key_literal(name), "KEY")
+        variants = []     # the member as a witness of each set of witnesses it can serve
+        for bits in range(1, 1 << len(witnesses)):
+            chosen = [w for j, w in enumerate(witnesses) if bits >> j & 1]
+            if all(w.accepts_name(name, cv.validates) for w in chosen):
+                wp = cv.value({"allOf": [sub] + [w.value for w in chosen]}, sptr, depth + 1)
+                if wp is not None:
+                    variants.append((bits, (key,) + ksep + (b.symbol(wp, "VAL"),)))
+        members.append(((key,) + ksep + (b.symbol(piece, "VAL"),), req, variants))
 
-    extras = _extras(cv, s, ptr, depth, [e[0] for e in entries], additional, pprops, compiled,
-                     names_schema)
-    n_req = sum(1 for m in members if m[2])
+    declared = [e[0] for e in entries]
+    extras = _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_schema)
+    n_req = sum(1 for m in members if m[1])
     n_min = int(s.get("minProperties", 0) or 0)
     n_max = s.get("maxProperties")
     n_max = None if n_max is None else int(n_max)
@@ -74,131 +99,188 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
         n_min = 0  # implied by the required properties
     if n_max is not None and n_max < n_req:
         return None
-    cap = n_max if n_max is not None else n_min
+    cap = n_max + 1 if n_max is not None else n_min
     if (len(members) + 1) * (cap + 1) > cv.opts.max_repeat * 4:
         cv.refuse(ptr + ("/maxProperties" if n_max is not None else "/minProperties"),
                   "maxProperties" if n_max is not None else "minProperties",
                   "property counts too large to expand")
         cap, n_min, n_max = 0, 0, None
-
-    sep, ksep = lay.item_sep(depth), lay.key_sep()
     x_sym = None
     if extras:
-        x_sym = b.rule([(k,) + ksep + (b.symbol(v, "VAL"),) for k, v in extras], "extra")
-    kvs = [(k,) + ksep + (b.symbol(v, "VAL"),) for k, v, _ in members]
-    n = len(members)
-    if cv.opts.property_order == "any" and 1 < n <= cv.opts.max_any_order_properties:
-        return _any_order(cv, kvs, [m[2] for m in members], x_sym, n_min, n_max, depth)
-
-    def room(c: int) -> bool:  # may one more member be written after c of them
-        return n_max is None or c + 1 <= n_max
-
-    def up(c: int) -> int:
-        return min(c + 1, cap)
-
-    # next[i][c]: the next declared member present is i or later, c members so far (capped);
-    # rest[i][c]: as next, but extra members may come first
-    nxt: dict = {}
-    rest: dict = {}
-    for i in range(n, -1, -1):
-        for c in range(cap, -1, -1):
-            if i == n:
-                alts = [()] if c >= n_min else []
-            else:
-                alts = []
-                if room(c) and rest.get((i + 1, up(c))):
-                    alts.append(sep + kvs[i] + (rest[(i + 1, up(c))],))
-                if not members[i][2] and nxt.get((i + 1, c)):
-                    alts.append((nxt[(i + 1, c)],))
-            nxt[(i, c)] = b.rule(alts, "next") if alts else None
-            alts = []
-            if x_sym and room(c):
-                target = "__self__" if up(c) == c else rest.get((i, up(c)))
-                if target:
-                    alts.append(sep + (x_sym, target))
-            if nxt[(i, c)]:
-                alts.append((nxt[(i, c)],))
-            rest[(i, c)] = _self_ref(b, b.rule(alts, "rest")) if alts else None
-    first = []
-    if x_sym and room(0) and rest.get((0, up(0))):
-        first.append((x_sym, rest[(0, up(0))]))
-    for i in range(n):
-        if room(0) and rest.get((i + 1, up(0))):
-            first.append(kvs[i] + (rest[(i + 1, up(0))],))
-        if members[i][2]:
-            break
+        x_sym = b.rule([(e.key,) + ksep + (b.symbol(e.value, "VAL"),) for e in extras], "extra")
+    x_variants = []
+    for bits in range(1, 1 << len(witnesses)):
+        chosen = [w for j, w in enumerate(witnesses) if bits >> j & 1]
+        alts = []
+        for e in extras:
+            key = _witness_key(cv, chosen, e, declared, names_schema, ptr)
+            piece = None if key is None else cv.value(
+                {"allOf": [e.schema] + [w.value for w in chosen]}, e.ptr, depth + 1)
+            if piece is not None:
+                alts.append((key,) + ksep + (b.symbol(piece, "VAL"),))
+        if alts:
+            x_variants.append((bits, b.rule(alts, "witness")))
+    any_order = cv.opts.property_order == "any" and 1 < len(members) \
+        <= cv.opts.max_any_order_properties
+    chain = _MemberChain(b, sep, members, x_sym, x_variants, n_min, n_max, cap,
+                         (1 << len(witnesses)) - 1, any_order)
+    first = chain.first()
     alts = []
     if first:
-        alts.append(lay.open("{", depth) + (b.rule(first, "members"),) + lay.close("}", depth))
-    if n_req == 0 and n_min == 0:
-        alts.append(lay.empty("{}", depth))
-    if not alts:
-        return None
-    return Symbol(b.rule(alts, "obj"))
-
-
-def _any_order(cv: "Converter", kvs: list, required: list[bool], x_sym: str | None,
-               n_min: int, n_max: int | None, depth: int) -> Piece:
-    """Declared members in any order, each at most once, extra members anywhere: one rule per
-    (set of declared members written, members written so far, capped where the counts stop
-    mattering), so 2**n rules times the count bound: only for small n."""
-    b, lay = cv.b, cv.layout
-    sep = lay.item_sep(depth)
-    n = len(kvs)
-    must = sum(1 << i for i in range(n) if required[i])
-    cap = n_max + 1 if n_max is not None else n_min
-    if not x_sym:                  # declared members alone count themselves
-        cap = 0 if n_min == 0 and n_max is None else cap
-    rest: dict[tuple[int, int], str | None] = {}
-
-    def count(used: int, c: int) -> int:
-        return min(c, cap) if x_sym else min(bin(used).count("1"), cap)
-
-    for used in range((1 << n) - 1, -1, -1):   # supersets first
-        for c in range(cap, -1, -1):
-            if not x_sym and c != count(used, c):
-                continue
-            if n_max is not None and c > n_max:
-                rest[(used, c)] = None
-                continue
-            alts = []
-            for i in range(n):
-                nxt = (used | 1 << i, count(used | 1 << i, c + 1))
-                if not used >> i & 1 and rest.get(nxt):
-                    alts.append(sep + kvs[i] + (rest[nxt],))
-            if used & must == must and c >= n_min:
-                alts.append(())
-            if x_sym:
-                nc = count(used, c + 1)
-                if nc == c:
-                    alts.append(sep + (x_sym, "__self__"))
-                elif rest.get((used, nc)):
-                    alts.append(sep + (x_sym, rest[(used, nc)]))
-            if not alts or alts == [sep + (x_sym, "__self__")]:
-                rest[(used, c)] = None     # no way to end from here
-                continue
-            rest[(used, c)] = _self_ref(b, b.rule(alts, "rest"))
-    first = []
-    for i in range(n):
-        nxt = (1 << i, count(1 << i, 1))
-        if rest.get(nxt) and (n_max is None or n_max >= 1):
-            first.append(kvs[i] + (rest[nxt],))
-    if x_sym and rest.get((0, count(0, 1))) and (n_max is None or n_max >= 1):
-        first.append((x_sym, rest[(0, count(0, 1))]))
-    alts = []
-    if first:
-        alts.append(lay.open("{", depth) + (b.rule(first, "members"),) + lay.close("}", depth))
-    if not must and n_min == 0:
+        alts.append(lay.open("{", depth) + (first,) + lay.close("}", depth))
+    if chain.empty_allowed():
         alts.append(lay.empty("{}", depth))
     return Symbol(b.rule(alts, "obj")) if alts else None
 
 
-def _self_ref(b, name: str) -> str:
-    """Replace the placeholder ``__self__`` in a rule by the rule's own name."""
-    alts = b.rules[name]
-    if any("__self__" in a for a in alts):
-        b.rules[name] = tuple(tuple(name if x == "__self__" else x for x in a) for a in alts)
-    return name
+class _MemberChain:
+    """The members of an object as a small automaton turned into rules.
+
+    A state is (position, members written (capped), witnesses seen): the position is the
+    next declared member that may still come (schema order) or the set of declared members
+    written (any order). Every member after the first is preceded by the separator, so a
+    state has a rule for the members from the first one on and one for the members after
+    at least one; extra members loop on a state, optional declared members may be skipped
+    (schema order). Only states from which the object can still end get rules."""
+
+    def __init__(self, b, sep, members, x_sym, x_variants, n_min, n_max, cap, full, any_order):
+        self.b, self.sep, self.members = b, sep, members
+        self.x_sym, self.x_variants = x_sym, x_variants
+        self.n_min, self.n_max, self.cap, self.full = n_min, n_max, cap, full
+        self.any_order = any_order
+        self.must = sum(1 << i for i in range(len(members)) if members[i][1])
+        self._rules: dict = {}
+        self._live = self._live_states()
+
+    @staticmethod
+    def _start():
+        return (0, 0, 0)
+
+    def _moves(self, state):
+        """(symbols of one member, next state) from ``state``."""
+        pos, c, w = state
+        if self.n_max is not None and c + 1 > self.n_max:
+            return []
+        nc = min(c + 1, self.cap)
+        out = []
+        if self.x_sym:
+            out.append(((self.x_sym,), (pos, nc, w)))
+            out += [((sym,), (pos, nc, w | bit)) for bit, sym in self.x_variants]
+        for i, (kv, _, variants) in enumerate(self.members):
+            if self.any_order:
+                if pos >> i & 1:
+                    continue
+                nxt = pos | 1 << i
+            elif i != pos:
+                continue
+            else:
+                nxt = pos + 1
+            out.append((kv, (nxt, nc, w)))
+            out += [(sym, (nxt, nc, w | bit)) for bit, sym in variants]
+        return out
+
+    def _skips(self, state):
+        """States reached without a member: past an optional declared one (schema order)."""
+        pos, c, w = state
+        if self.any_order or pos >= len(self.members) or self.members[pos][1]:
+            return []
+        return [(pos + 1, c, w)]
+
+    def _ends(self, state) -> bool:
+        pos, c, w = state
+        done = (pos & self.must) == self.must if self.any_order else pos == len(self.members)
+        return done and c >= self.n_min and w == self.full
+
+    def _live_states(self) -> set:
+        """The states reachable from the start from which an end is reachable."""
+        seen, order, todo, edges = {self._start()}, [], [self._start()], {}
+        while todo:
+            st = todo.pop()
+            order.append(st)
+            edges[st] = [nx for _, nx in self._moves(st)] + self._skips(st)
+            for nx in edges[st]:
+                if nx not in seen:
+                    seen.add(nx)
+                    todo.append(nx)
+        live = {st for st in order if self._ends(st)}
+        changed = True
+        while changed:
+            changed = False
+            for st in order:
+                if st not in live and any(nx in live for nx in edges[st]):
+                    live.add(st)
+                    changed = True
+        return live
+
+    def _rule(self, state, more: bool) -> str | None:
+        """The rule for the members from ``state`` on (``more``: after a first member)."""
+        if state not in self._live:
+            return None
+        key = (state, more)
+        if key in self._rules:
+            return self._rules[key]
+        name = self.b.reserve("more" if more else "members")
+        self._rules[key] = name
+        alts = []
+        if more and self._ends(state):
+            alts.append(())
+        for syms, nx in self._moves(state):
+            target = self._rule(nx, True)
+            if target:
+                alts.append((self.sep if more else ()) + tuple(syms) + (target,))
+        for nx in self._skips(state):
+            target = self._rule(nx, more)
+            if target:
+                alts.append((target,))
+        self.b.define(name, alts)
+        return name
+
+    def first(self) -> str | None:
+        """The rule for a non-empty member list, or None when none can be written."""
+        name = self._rule(self._start(), False)
+        return name if name and self.b.rules[name] else None
+
+    def empty_allowed(self) -> bool:
+        state = self._start()
+        while not self._ends(state):
+            skips = self._skips(state)
+            if not skips:
+                return False
+            state = skips[0]
+        return True
+
+
+def _witness_key(cv, chosen: list, extra: _Extra, declared, names_schema,
+                 ptr: str) -> str | None:
+    """The key terminal of the members of an extra class that are witnesses of every one of
+    ``chosen`` (their key languages intersected with the class's)."""
+    t = cv.b.terminals[extra.key]
+    pattern, exclude, matching = t.pattern, t.exclude, extra.pattern
+    for w in chosen:
+        if w.pattern is not None:                          # keys matching a pattern
+            if matching == w.pattern:
+                continue
+            if matching is not None or names_schema is not True:
+                cv.refuse(ptr + "/patternProperties", "not", "the complement of "
+                          "patternProperties beside other key patterns or propertyNames")
+                return None
+            pattern, matching = w.key, w.pattern           # the class: all but the declared
+            exclude += tuple(key_literal(n) for n in declared) + (UNCOMMON_STRING,)
+        elif w.name_schema is None:                        # keys outside names and patterns
+            exclude += w.key_exclude
+        else:                                              # keys failing propertyNames
+            language = _names_key(cv, cv._flatten(w.name_schema, ptr, frozenset()), ptr, [])
+            if language is None:
+                continue                                   # every key fails it
+            key, excluded = language
+            if excluded:
+                cv.refuse(ptr + "/propertyNames", "not", "the complement of propertyNames "
+                          "with lengths beside a pattern")
+                return None
+            exclude += (key, UNCOMMON_STRING)
+    if pattern == t.pattern and exclude == t.exclude:
+        return extra.key
+    return cv.b.terminal(pattern, "WKEY", tuple(dict.fromkeys(exclude)))
 
 
 def _compile_patterns(cv: "Converter", pprops: dict, ptr: str):
@@ -212,8 +294,9 @@ def _compile_patterns(cv: "Converter", pprops: dict, ptr: str):
     return out
 
 
-def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_schema):
-    """(key terminal, value piece) for properties beyond the declared ones."""
+def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled,
+            names_schema) -> list[_Extra]:
+    """The classes of properties beyond the declared ones."""
     b = cv.b
     out = []
     excluded: list[str] = []    # key terminals of the patterns, taken out of additional keys
@@ -246,8 +329,9 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
             excluded.append(key)
             piece = cv.value(pprops[p], pptr, depth + 1)
             if piece is not None:
-                out.append((b.terminal(key, "PKEY", shadowed + (UNCOMMON_STRING,) * bool(shadowed)),
-                            piece))
+                out.append(_Extra(b.terminal(key, "PKEY",
+                                             shadowed + (UNCOMMON_STRING,) * bool(shadowed)),
+                                  piece, pprops[p], pptr, p))
         if len(compiled) != len(pprops) or not exact:
             return out      # keys of a dropped pattern must not pass as additional ones
     if additional is False:
@@ -264,8 +348,8 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled, names_sch
     else:
         key, exclude = key_except(declared), ()
         automaton = key_except_automaton(declared, key)
-    out.append((b.terminal(key, "XKEY", tuple(dict.fromkeys(tuple(excluded) + exclude)),
-                           automaton), piece))
+    out.append(_Extra(b.terminal(key, "XKEY", tuple(dict.fromkeys(tuple(excluded) + exclude)),
+                                 automaton), piece, additional, ptr + "/additionalProperties"))
     return out
 
 
