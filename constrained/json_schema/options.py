@@ -35,10 +35,9 @@ class SchemaOptions:
         format is what the standard says, an annotation, and is listed on ``annotations``).
     property_order: "schema" (default, as the peers do): declared properties in the order the
         schema lists them, additional properties anywhere between them; "any": declared
-        properties in any order, each at most once, for objects with at most
-        ``max_any_order_properties`` declared properties (the grammar grows as 2**n) and
-        without both extra properties and minProperties/maxProperties; larger objects keep
-        schema order.
+        properties in any order, each at most once, extra properties anywhere, property counts
+        exact, for objects with at most ``max_any_order_properties`` declared properties (the
+        grammar grows as 2**n); larger objects keep schema order.
     """
 
     whitespace: str = "flexible"

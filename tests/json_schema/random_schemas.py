@@ -17,13 +17,15 @@ PATTERNS = ["^a", "b$", "^[ab]+$", "a.c", "^$", "[0-9]"]
 SCALARS = [None, True, False] + NUMBERS + STRINGS
 
 
-def random_value(rng: random.Random, depth: int = 0):
+def random_value(rng: random.Random, depth: int = 0, scalars=SCALARS, keys=KEYS):
+    """A JSON value at most two containers deep, from ``scalars`` and ``keys``."""
     roll = rng.random()
     if depth >= 2 or roll < 0.5:
-        return rng.choice(SCALARS)
+        return rng.choice(scalars)
     if roll < 0.75:
-        return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {k: random_value(rng, depth + 1) for k in rng.sample(KEYS, rng.randint(0, 3))}
+        return [random_value(rng, depth + 1, scalars, keys) for _ in range(rng.randint(0, 4))]
+    return {k: random_value(rng, depth + 1, scalars, keys)
+            for k in rng.sample(keys, rng.randint(0, min(3, len(keys))))}
 
 
 def random_schema(rng: random.Random, depth: int = 0):

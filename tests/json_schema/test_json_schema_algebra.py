@@ -16,6 +16,7 @@ import pytest
 
 from constrained.json_schema import schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle, reorder
+from random_schemas import random_value
 
 CASES = json.loads((Path(__file__).parent / "data" / "algebra_cases.json").read_text())
 SCALARS = [None, True, False, 0, 1, 2, 3, -1, -4, 5, 41, 2.5, 0.5, -2.5, 1.0, 1e-3, "", "a",
@@ -23,22 +24,12 @@ SCALARS = [None, True, False, 0, 1, 2, 3, -1, -4, 5, 41, 2.5, 0.5, -2.5, 1.0, 1e
 KEYS = ["a", "b", "c", "ab", "x"]
 
 
-def random_value(rng: random.Random, depth: int = 0):
-    roll = rng.random()
-    if depth >= 2 or roll < 0.55:
-        return rng.choice(SCALARS)
-    if roll < 0.78:
-        return [random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    keys = rng.sample(KEYS, rng.randint(0, 4))
-    return {k: random_value(rng, depth + 1) for k in keys}
-
-
 def instances(seed: int, n: int = 300) -> list:
     rng = random.Random(seed)
     fixed = SCALARS + [[], {}, ["a"], [1, 1], [1, "a", 1], {"a": 1}, {"a": "x", "b": 2},
                        {"a": 1, "b": "s", "c": None}, {"ab": "s"}, {"ab": 3}, {"c": 1},
                        ["a", 1, 2], [1, 2, 3, 4, 5], {"a": {"a": {}}}, {"a": {"a": 1}}]
-    return fixed + [random_value(rng) for _ in range(n)]
+    return fixed + [random_value(rng, 0, SCALARS, KEYS) for _ in range(n)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

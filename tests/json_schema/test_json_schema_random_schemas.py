@@ -11,17 +11,16 @@ import json
 import random
 
 import jsonschema
-import numpy as np
 import pytest
 
 from constrained import Vocabulary, compile_grammar
-from constrained.bitmask import allowed_token_ids
 from constrained.decoding.budget import CompletionPlanner
 from constrained.decoding.byte_tokens import ByteTokenizer
 from constrained.errors import GrammarError, LimitExceededError, UnsupportedSchemaError
 from constrained.json_schema import schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle
 from random_schemas import random_schema, random_value
+from walks import random_walk
 
 
 def _converted(seed: int, n: int, **options):
@@ -64,7 +63,6 @@ VOCAB = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + _MULTI + 
 def test_random_walks_on_random_schemas_validate():
     converted, _, rng = _converted(404, 80)
     planner = CompletionPlanner(ByteTokenizer.of(VOCAB))
-    words = np.zeros((VOCAB.size + 31) // 32, dtype=np.int32)
     walked = unfinished = 0
     for schema, grammar in converted:
         try:
@@ -73,26 +71,10 @@ def test_random_walks_on_random_schemas_validate():
             assert not any(jsonschema.Draft202012Validator(schema).is_valid(random_value(rng))
                            for _ in range(50))
             continue
-        out = b""
-        for _ in range(rng.choice([2, 6, 15])):
-            m.fill_next_token_bitmask(words)
-            allowed = allowed_token_ids(words, VOCAB.size)
-            if len(allowed) == 0:
-                break
-            tid = int(rng.choice(allowed))
-            assert m.accept_token(tid)
-            if m.is_terminated():
-                break
-            out += VOCAB.token_bytes[tid]
-        if not m.is_terminated():
-            plan = planner.plan(m)
-            if plan is None:
-                unfinished += 1
-                continue
-            for tid in plan:
-                assert m.accept_token(tid)
-                out += VOCAB.token_bytes[tid]
-            assert m.is_accepting()
+        out = random_walk(m, VOCAB, planner, rng, rng.choice([2, 6, 15]))
+        if out is None:
+            unfinished += 1
+            continue
         jsonschema.validate(json.loads(out.decode("utf-8")), schema)
         walked += 1
     assert walked >= 60 and unfinished <= 3, (walked, unfinished)

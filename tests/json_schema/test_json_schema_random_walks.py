@@ -9,13 +9,12 @@ import random
 from pathlib import Path
 
 import jsonschema
-import numpy as np
 import pytest
 
 from constrained import ConstrainedError, Grammar, Vocabulary, compile_grammar
-from constrained.bitmask import allowed_token_ids
 from constrained.decoding.budget import CompletionPlanner
 from constrained.decoding.byte_tokens import ByteTokenizer
+from walks import random_walk
 
 pytestmark = pytest.mark.slow
 
@@ -46,32 +45,15 @@ def test_random_walk_outputs_validate_on_200_schemas():
     vocab = VOCAB
     planner = CompletionPlanner(ByteTokenizer.of(vocab))
     rng = random.Random(11)
-    words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     schemas = _schemas()
     assert len(schemas) == N_SCHEMAS
     unfinished = []
     for name, schema, grammar in schemas:
         cg = compile_grammar(grammar, vocab)
-        m = cg.matcher()
-        out = b""
-        for _ in range(rng.choice([3, 10, 25])):
-            m.fill_next_token_bitmask(words)
-            allowed = allowed_token_ids(words, vocab.size)
-            tid = int(rng.choice(allowed))
-            assert m.accept_token(tid)
-            if m.is_terminated():
-                break
-            out += vocab.token_bytes[tid]
-        if not m.is_terminated():
-            plan = planner.plan(m)
-            if plan is None:
-                unfinished.append(name)
-                continue
-            for tid in plan:
-                assert m.accept_token(tid)
-                out += vocab.token_bytes[tid]
-            assert m.is_accepting()
-            assert m.accept_token(min(vocab.eos_token_ids))
+        out = random_walk(cg.matcher(), vocab, planner, rng, rng.choice([3, 10, 25]))
+        if out is None:
+            unfinished.append(name)
+            continue
         jsonschema.validate(json.loads(out.decode("utf-8")), schema)
     # the planner's search is bounded: a walk it cannot end is listed, never counted as valid
     # (on this sample it ends 199 of the 200)
