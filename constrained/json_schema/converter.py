@@ -10,11 +10,12 @@ from .builder import GrammarBuilder, Piece, Regular, Symbol
 from .chars import ANY_CHAR, literal_string
 from .formats import format_body
 from .layout import Layout
+from .long_strings import chunked_string
 from .merge import ANNOTATIONS, merge, type_set
 from .multiples import multiple_pattern
 from .numbers import NUMBER, bounds, integer_pattern, number_pattern, outside
 from .objects import object_piece
-from . import algebra, unevaluated
+from . import algebra, scalar_not, unevaluated
 from .oneof import disjoint
 from .options import SchemaOptions
 from .refs import DEFAULT_BASE, SchemaIndex
@@ -262,8 +263,11 @@ class Converter:
                            for excl in number_exclusions(self, nots, ptr + "/not")]
         if "string" in types:
             self._check_format(s, ptr)
-            language = string_language(s, ptr, self.opts, self.refuse)
-            if language is not None:
+            long = self._long_string(s, nots)
+            language = None if long else string_language(s, ptr, self.opts, self.refuse)
+            if long:
+                pieces.append(chunked_string(self, *long))
+            elif language is not None:
                 pat, exclude = language
                 pieces += [Regular(pat, tuple(dict.fromkeys(exclude + excl)))
                            for excl in string_exclusions(self, nots, ptr + "/not")]
@@ -272,6 +276,22 @@ class Converter:
         if "object" in types:
             pieces.append(object_piece(self, s, ptr, depth, tuple(witnesses)))
         return self.union(pieces)
+
+    def _long_string(self, s: dict, nots: list) -> tuple[int, int | None] | None:
+        """(minLength, maxLength) of a plain string whose bounds exceed max_string_length:
+        written in chunks (long_strings) instead of one counted terminal."""
+        lo = int(s.get("minLength", 0) or 0)
+        hi = s.get("maxLength")
+        hi = None if hi is None else int(hi)
+        limit = self.opts.max_string_length
+        if not (lo > limit or hi is not None and hi > max(limit, lo)):
+            return None
+        fmt = s.get("format")
+        if "pattern" in s or isinstance(fmt, str) and format_body(fmt) is not None:
+            return None
+        if any(scalar_not.applies(body, "string") for body in nots):
+            return None
+        return lo, hi
 
     def _check_format(self, s: dict, ptr: str) -> None:
         """A format the converter does not enforce is an annotation (listed), or refused

@@ -18,11 +18,11 @@ class SchemaOptions:
     strict_properties: treat a missing additionalProperties as false (the standard says true).
     lenient: drop keywords that cannot be enforced instead of raising; they are listed on the
         result's ``dropped`` as (JSON pointer, keyword).
-    max_string_length: largest maxLength enforced exactly. A bounded string terminal needs
-        automaton states per character, so long bounds are slow to compile; a larger maxLength
-        is refused (UnsupportedSchemaError at its pointer) unless lenient, which tightens it
-        to this value and lists it in ``dropped`` (outputs still validate, but valid strings
-        longer than the cap are rejected).
+    max_string_length: largest length bound written into one string terminal (each counted
+        character costs automaton states). Plain strings with longer bounds are written in
+        chunks of 32 characters (rules linear in the bound, small shared terminals); a longer
+        bound together with a pattern or a format is refused (UnsupportedSchemaError at its
+        pointer) unless lenient, which tightens it to this value and lists it in ``dropped``.
     max_repeat: largest minItems/maxItems expanded into rules; beyond it LimitExceededError.
     max_rules: grammar size limit; beyond it LimitExceededError.
     max_schema_depth: deepest nesting of the schema document (objects and arrays); beyond it

@@ -25,7 +25,8 @@ _NUMERIC = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multi
 _STRING = ("minLength", "maxLength", "pattern")
 
 
-def _applies(body: dict, t: str) -> bool:
+def applies(body: dict, t: str) -> bool:
+    """Whether ``body`` constrains values of type ``t`` at all."""
     types = type_set(body)
     return types is None or t in types
 
@@ -38,7 +39,7 @@ def _values(body: dict) -> list | None:
 
 def holds_for_all(cv: "Converter", body: dict, t: str) -> bool:
     """Whether ``body`` accepts every value of type ``t`` (so ``not body`` removes ``t``)."""
-    if not _applies(body, t):
+    if not applies(body, t):
         return False
     if t == "null":
         return cv.validates(None, body)
@@ -59,7 +60,7 @@ def string_exclusions(cv: "Converter", bodies: list[dict], ptr: str) -> list[tup
     its parts in each of two pieces)."""
     parts = []
     for body in bodies:
-        if not _applies(body, "string"):
+        if not applies(body, "string"):
             continue
         values = _values(body)
         if values is not None:
@@ -86,7 +87,7 @@ def number_exclusions(cv: "Converter", bodies: list[dict], ptr: str) -> list[tup
     regexes per piece of the result, as string_exclusions."""
     parts = []
     for body in bodies:
-        if not (_applies(body, "number") or _applies(body, "integer")):
+        if not (applies(body, "number") or applies(body, "integer")):
             continue
         values = _values(body)
         if values is not None:

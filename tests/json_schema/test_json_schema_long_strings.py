@@ -1,0 +1,106 @@
+"""Strings with long length bounds (long_strings: chunks of 32 characters) through the engine.
+
+The chunks rely on the greedy lexer ending a chunk exactly at its length, so these tests run
+the compiled engine, not a grammar oracle: texts of every length around the chunk borders
+(with escapes and multi-byte characters) are fed token by token and must be accepted exactly
+when their length is within the bounds; random walks over the masks must end in strings of
+allowed lengths.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from constrained import Grammar, Vocabulary, compile_grammar
+from constrained.decoding.budget import CompletionPlanner
+from constrained.decoding.byte_tokens import ByteTokenizer
+from walks import random_walk
+
+_MULTI = [b"aaaa", b"a" * 16, b"a" * 40, b'a"', b"\\n", b"\\u00e9", "é".encode(), b"ab\\",
+          b'"}', b'", "', b"\\"]
+VOCAB = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + _MULTI + [b"<eos>"],
+                                    eos_token_ids=[256 + len(_MULTI)])
+CHARS = ["a", "é", "\n", "\"", "x", "€"]
+
+
+def _tokens(text: bytes, rng: random.Random) -> list[int]:
+    """A random tokenization of ``text`` with the vocabulary's multi-byte tokens."""
+    by_bytes = {t: i for i, t in enumerate(VOCAB.token_bytes)}
+    out, i = [], 0
+    while i < len(text):
+        fits = [t for t in _MULTI if text.startswith(t, i)]
+        t = rng.choice(fits) if fits and rng.random() < 0.7 else text[i:i + 1]
+        out.append(by_bytes[t])
+        i += len(t)
+    return out
+
+
+def _accepts(compiled, text: bytes, rng: random.Random) -> bool:
+    m = compiled.matcher()
+    words = np.zeros((VOCAB.size + 31) // 32, dtype=np.int32)
+    for tid in _tokens(text, rng):
+        m.fill_next_token_bitmask(words)
+        allowed = bool(words[tid >> 5] >> (tid & 31) & 1)
+        if allowed != m.accept_token(tid):
+            raise AssertionError("the mask and accept_token disagree")
+        if not allowed:
+            return False
+    return m.is_accepting()
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 70), (66, None), (65, 129), (0, 96), (33, 64 * 3)])
+def test_long_string_lengths_are_exact(lo, hi):
+    schema = {"type": "string", "minLength": lo}
+    if hi is not None:
+        schema["maxLength"] = hi
+    compiled = compile_grammar(Grammar.from_json_schema(schema), VOCAB)
+    rng = random.Random(lo * 1000 + (hi or 0))
+    top = (hi or lo) + 40
+    for n in list(range(0, top)) + [top + 30]:
+        chars = "".join(rng.choice(CHARS) if rng.random() < 0.2 else "a" for _ in range(n))
+        text = json.dumps(chars, ensure_ascii=rng.random() < 0.5).encode()
+        expected = lo <= n and (hi is None or n <= hi)
+        assert _accepts(compiled, text, rng) == expected, (n, text)
+
+
+def test_random_walks_end_in_allowed_lengths():
+    planner = CompletionPlanner(ByteTokenizer.of(VOCAB))
+    rng = random.Random(5)
+    for lo, hi in [(40, 100), (0, 300), (100, None)]:
+        schema = {"type": "object", "properties": {"s": {"type": "string", "minLength": lo}},
+                  "required": ["s"]}
+        if hi is not None:
+            schema["properties"]["s"]["maxLength"] = hi
+        compiled = compile_grammar(Grammar.from_json_schema(schema), VOCAB)
+        for _ in range(5):
+            out = random_walk(compiled.matcher(), VOCAB, planner, rng, rng.choice([10, 60, 150]))
+            assert out is not None
+            n = len(json.loads(out.decode())["s"])
+            assert lo <= n and (hi is None or n <= hi), (lo, hi, n)
+
+
+@pytest.mark.slow
+def test_long_strings_on_llama3(llama3_vocab):
+    """Real tokens (up to 128 bytes, many spanning chunk borders) with maxLength 255."""
+    import quicktok
+    enc = quicktok.get_encoding("llama3")
+    schema = {"type": "object", "properties": {"t": {"type": "string", "maxLength": 255}},
+              "required": ["t"]}
+    compiled = compile_grammar(Grammar.from_json_schema(schema), llama3_vocab)
+    words = np.zeros((llama3_vocab.size + 31) // 32, dtype=np.int32)
+    rng = random.Random(3)
+    for n in (0, 31, 32, 33, 200, 255, 256, 300):
+        body = "".join(rng.choice(["word ", "é", "-", "x", "\n", "==="]) for _ in range(n))[:n]
+        text = json.dumps({"t": body})
+        m = compiled.matcher()
+        ok = True
+        for tid in enc.encode_ordinary(text):
+            m.fill_next_token_bitmask(words)
+            if not words[tid >> 5] >> (tid & 31) & 1:
+                ok = False
+                break
+            assert m.accept_token(tid)
+        assert (ok and m.is_accepting()) == (n <= 255), n
