@@ -268,9 +268,8 @@ def _negate_plain(cv: "Converter", p: dict, ptr: str) -> list:
             elif t == "number":
                 out.append({"type": numeric, "not": {"enum": mine}} if mine
                            else {"type": numeric})
-            elif mine:
-                raise UnsupportedSchemaError(f"the complement of an enum of {t}s cannot be "
-                                             f"enforced", pointer=ptr + "/enum", keyword="not")
+            elif mine:        # differs from each listed value: one difference per value
+                out += _conjunction(cv, [_other_than(v) for v in mine], ptr + "/enum")
             else:
                 out.append({"type": t})
         return out
@@ -286,6 +285,23 @@ def _negate_plain(cv: "Converter", p: dict, ptr: str) -> list:
         out += _negate_object(p, ptr)
     if "array" in live:
         out += _negate_array(p, ptr)
+    return out
+
+
+def _other_than(value) -> list:
+    """Disjuncts for the objects (or arrays) of the same type that differ from ``value``:
+    a missing, extra or different member (a different length or item)."""
+    if isinstance(value, dict):
+        out = [_object(**{"not": {"properties": {k: True for k in value},
+                                  "additionalProperties": False}})]
+        out += [_object(properties={k: False}) for k in value]
+        out += [_object(required=[k], properties={k: {"not": {"const": v}}})
+                for k, v in value.items()]
+        return out
+    out = [_array(maxItems=len(value) - 1)] if value else []
+    out.append(_array(minItems=len(value) + 1))
+    out += [_array(minItems=i + 1, prefixItems=[True] * i + [{"not": {"const": v}}])
+            for i, v in enumerate(value)]
     return out
 
 
