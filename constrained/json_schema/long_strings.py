@@ -4,13 +4,14 @@ One terminal for ``maxLength: 4096`` would need automaton states for every count
 character. Instead the string is lexed in pieces of ``CHUNK`` characters: the opening quote
 with the first chunk (``HEAD``), whole chunks (``BODY``), and a last piece with the closing
 quote (``TAIL``, up to ``CHUNK`` characters); a string of at most ``CHUNK`` characters is
-one terminal (``SHORT``). Rules count the chunks, so the grammar grows linearly in the bound
-(one rule per chunk) while every terminal stays small, and the lexer's states inside a chunk
-are shared by all chunks.
+one terminal (``SHORT``). Rules count the chunks in binary (a rule for ``2**i`` chunks, and
+"exactly n" / "at most n" chunks as sums of those), so the grammar grows with the logarithm
+of the bound while every terminal stays small, and the lexer's states inside a chunk are
+shared by all chunks.
 
 Lexing stays exact under the greedy lexer: a ``HEAD`` or ``BODY`` lexeme ends exactly at
-``CHUNK`` characters, where nothing else can continue except a ``SHORT``/``TAIL`` that reads a
-closing quote next (the longer match, which then wins).
+``CHUNK`` characters, where nothing else can continue except a ``TAIL`` that reads a closing
+quote next (the longer match, which then wins).
 """
 from __future__ import annotations
 
@@ -36,38 +37,74 @@ def chunked_string(cv: "Converter", lo: int, hi: int | None) -> Piece:
         alts.append((b.terminal(f'"{ANY_CHAR}{{{lo},{top}}}"', "SHORT"),))
     if hi is None or hi > CHUNK:
         head = b.terminal(f'"{ANY_CHAR}{{{CHUNK}}}', "HEAD")
-        alts.append((head, _after(cv, 1, lo, hi)))
+        alts.extend((head, *rest) for rest in _after_head(_Counter(cv), lo, hi))
     return Symbol(b.rule(alts, "long_string"))
 
 
-def _after(cv: "Converter", chunks: int, lo: int, hi: int | None) -> str:
-    """The rule for what follows ``chunks`` whole chunks: more chunks, then the tail."""
-    b = cv.b
-    if hi is None and chunks * CHUNK >= lo:    # every length from here on: one loop
-        loop = b.reserve("chunks")
-        tail = b.terminal(f'{ANY_CHAR}{{0,{CHUNK}}}"', "TAIL")
-        body = b.terminal(f"{ANY_CHAR}{{{CHUNK}}}", "BODY")
-        b.define(loop, [(body, loop), (tail,)])
-        return loop
-    levels = []
-    j = chunks
-    while hi is None or j * CHUNK <= hi:
-        levels.append(j)
-        if hi is None and j * CHUNK >= lo:
-            break
-        j += 1
-    name = None
-    for j in reversed(levels):
-        done = j * CHUNK
-        alts = []
-        least = max(0, lo - done)
-        most = CHUNK if hi is None else min(CHUNK, hi - done)
+def _after_head(count: "_Counter", lo: int, hi: int | None) -> list[tuple[str, ...]]:
+    """Alternatives for what follows the head: ``j - 1`` whole chunks and a tail, for every
+    ``j`` (chunks before the tail) whose tail length range meets [lo, hi]."""
+    def tail_range(j: int) -> tuple[int, int]:
+        return max(0, lo - j * CHUNK), CHUNK if hi is None else min(CHUNK, hi - j * CHUNK)
+
+    first = max(1, lo // CHUNK - 1)
+    while tail_range(first)[0] > CHUNK:
+        first += 1
+    full_from = max(first, -(-lo // CHUNK))          # from here on the tail is unconstrained
+    alts = [(*count.exactly(j - 1), count.tail(*tail_range(j)))
+            for j in range(first, full_from) if tail_range(j)[0] <= tail_range(j)[1]]
+    if hi is None:
+        alts.append((*count.exactly(full_from - 1), count.loop()))
+        return alts
+    last = hi // CHUNK                                # the last j with a tail at all
+    full_to = hi // CHUNK - 1                         # the last j with an unconstrained tail
+    if full_from <= full_to:
+        alts.append((*count.exactly(full_from - 1), *count.up_to(full_to - full_from),
+                     count.tail(0, CHUNK)))
+    for j in range(max(full_from, full_to + 1), last + 1):
+        least, most = tail_range(j)
         if least <= most:
-            alts.append((b.terminal(f'{ANY_CHAR}{{{least},{most}}}"', "TAIL"),))
-        if name is not None:
-            alts.append((b.terminal(f"{ANY_CHAR}{{{CHUNK}}}", "BODY"), name))
-        elif hi is None:
-            alts.append((b.terminal(f"{ANY_CHAR}{{{CHUNK}}}", "BODY"),
-                         _after(cv, j + 1, lo, hi)))
-        name = b.rule(alts, "chunks")
-    return name
+            alts.append((*count.exactly(j - 1), count.tail(least, most)))
+    return alts
+
+
+class _Counter:
+    """Rules that count whole chunks with logarithmically many rules."""
+
+    def __init__(self, cv: "Converter") -> None:
+        self.b = cv.b
+        self.body = self.b.terminal(f"{ANY_CHAR}{{{CHUNK}}}", "BODY")
+        self._powers = [self.body]                   # rule i: 2**i chunks
+
+    def tail(self, least: int, most: int) -> str:
+        return self.b.terminal(f'{ANY_CHAR}{{{least},{most}}}"', "TAIL")
+
+    def loop(self) -> str:
+        """Any number of chunks, then a tail."""
+        loop = self.b.reserve("chunks")
+        self.b.define(loop, [(self.body, loop), (self.tail(0, CHUNK),)])
+        return loop
+
+    def power(self, i: int) -> str:
+        while len(self._powers) <= i:
+            half = self._powers[-1]
+            self._powers.append(self.b.rule([(half, half)], "chunks"))
+        return self._powers[i]
+
+    def exactly(self, n: int, unit: int = 0) -> tuple[str, ...]:
+        """Symbols reading exactly ``n`` times ``2**unit`` chunks."""
+        return tuple(self.power(unit + i) for i in range(n.bit_length()) if n >> i & 1)
+
+    def up_to(self, n: int, unit: int = 0) -> tuple[str, ...]:
+        """A symbol reading 0 to ``n`` times ``2**unit`` chunks, unambiguously: a count
+        ``2a + b`` is ``a`` pairs and ``b`` single units."""
+        if n == 0:
+            return ()
+        one = self.power(unit)
+        if n == 1:
+            return (self.b.rule([(), (one,)], "chunks"),)
+        pairs = self.up_to(n // 2 if n % 2 else n // 2 - 1, unit + 1)
+        alts = [pairs, (*pairs, one)]
+        if n % 2 == 0:
+            alts.append(self.exactly(n // 2, unit + 1))
+        return (self.b.rule(alts, "chunks"),)

@@ -193,47 +193,52 @@ class _MemberChain:
 
     def _live_states(self) -> set:
         """The states reachable from the start from which an end is reachable."""
-        seen, order, todo, edges = {self._start()}, [], [self._start()], {}
+        seen, todo, back = {self._start()}, [self._start()], {}
         while todo:
             st = todo.pop()
-            order.append(st)
-            edges[st] = [nx for _, nx in self._moves(st)] + self._skips(st)
-            for nx in edges[st]:
+            for nx in [nx for _, nx in self._moves(st)] + self._skips(st):
+                back.setdefault(nx, []).append(st)
                 if nx not in seen:
                     seen.add(nx)
                     todo.append(nx)
-        live = {st for st in order if self._ends(st)}
-        changed = True
-        while changed:
-            changed = False
-            for st in order:
-                if st not in live and any(nx in live for nx in edges[st]):
-                    live.add(st)
-                    changed = True
+        live = {st for st in seen if self._ends(st)}
+        todo = list(live)
+        while todo:
+            for prev in back.get(todo.pop(), ()):
+                if prev not in live:
+                    live.add(prev)
+                    todo.append(prev)
         return live
 
     def _rule(self, state, more: bool) -> str | None:
-        """The rule for the members from ``state`` on (``more``: after a first member)."""
+        """The rule for the members from ``state`` on (``more``: after a first member); the
+        rules it needs are defined too (iteratively: member lists may be long)."""
         if state not in self._live:
             return None
         key = (state, more)
         if key in self._rules:
             return self._rules[key]
-        name = self.b.reserve("more" if more else "members")
-        self._rules[key] = name
-        alts = []
-        if more and self._ends(state):
-            alts.append(())
-        for syms, nx in self._moves(state):
-            target = self._rule(nx, True)
-            if target:
-                alts.append((self.sep if more else ()) + tuple(syms) + (target,))
-        for nx in self._skips(state):
-            target = self._rule(nx, more)
-            if target:
-                alts.append((target,))
-        self.b.define(name, alts)
-        return name
+        self._rules[key] = top = self.b.reserve("more" if more else "members")
+        todo = [key]
+        while todo:
+            state, more = todo.pop()
+            alts = []
+            if more and self._ends(state):
+                alts.append(())
+            steps = [((self.sep if more else ()) + tuple(syms), nx, True)
+                     for syms, nx in self._moves(state)]
+            steps += [((), nx, more) for nx in self._skips(state)]
+            for prefix, nx, nx_more in steps:
+                if nx not in self._live:
+                    continue
+                target = self._rules.get((nx, nx_more))
+                if target is None:
+                    target = self.b.reserve("more" if nx_more else "members")
+                    self._rules[(nx, nx_more)] = target
+                    todo.append((nx, nx_more))
+                alts.append(prefix + (target,))
+            self.b.define(self._rules[(state, more)], alts)
+        return top
 
     def first(self) -> str | None:
         """The rule for a non-empty member list, or None when none can be written."""

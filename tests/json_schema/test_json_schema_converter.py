@@ -240,14 +240,28 @@ def test_json_schema_limits_raise():
     with pytest.raises(LimitExceededError):
         schema_to_grammar({"type": "array", "minItems": 10**6})
     with pytest.raises(UnsupportedSchemaError) as err:
-        schema_to_grammar({"properties": {"a": {"type": "string", "maxLength": 10**6}}},
-                          max_string_length=50)
+        schema_to_grammar({"properties": {"a": {"type": "string", "maxLength": 10**6,
+                                                "pattern": "^a"}}}, max_string_length=50)
     assert err.value.pointer == "/properties/a/maxLength"
-    g = schema_to_grammar({"type": "string", "maxLength": 10**6}, max_string_length=50,
-                          lenient=True)
+    g = schema_to_grammar({"type": "string", "maxLength": 10**6, "pattern": "^a"},
+                          max_string_length=50, lenient=True)
     assert ("/maxLength", "maxLength") in g.dropped
     o = EarleyOracle(g)
     assert o.accepts(json.dumps("a" * 50)) and not o.accepts(json.dumps("a" * 51))
+
+
+def test_json_schema_huge_length_bounds_stay_small():
+    """Plain strings with huge bounds are counted in binary: few rules, exact lengths."""
+    for lo, hi in ((0, 10**30), (10**30, None), (40, 2**31 - 1)):
+        schema = {"type": "string", "minLength": lo}
+        if hi is not None:
+            schema["maxLength"] = hi
+        g = schema_to_grammar(schema)
+        assert len(g.rules) < 400
+    o = EarleyOracle(schema_to_grammar({"type": "string", "minLength": 40,
+                                        "maxLength": 2**31 - 1}))
+    assert o.accepts(json.dumps("a" * 40)) and o.accepts(json.dumps("a" * 300))
+    assert not o.accepts(json.dumps("a" * 39))
 
 
 def test_json_schema_grammar_classmethods_and_pydantic():
