@@ -5,10 +5,13 @@ without copies. Helpers here never loop over the vocabulary in Python.
 """
 from __future__ import annotations
 
+import operator
 import sys
 from typing import Iterable
 
 import numpy as np
+
+from .errors import MatcherError
 
 
 def _torch():
@@ -40,19 +43,63 @@ def allocate_token_bitmask(vocab_size: int, batch_size: int | None = None, *,
 
 
 def as_numpy(bitmask) -> np.ndarray:
-    """A numpy int32 view sharing memory with ``bitmask`` (a CPU torch tensor or numpy array)."""
+    """A numpy int32 view sharing memory with ``bitmask`` (a CPU torch tensor or numpy array);
+    MatcherError for anything else."""
     if isinstance(bitmask, np.ndarray):
         arr = bitmask
     elif (torch := _torch()) is not None and isinstance(bitmask, torch.Tensor):
         if bitmask.device.type != "cpu":
-            raise ValueError("bitmask must be on the CPU; move it to the device after filling")
+            raise MatcherError("bitmask must be on the CPU; move it to the device after filling")
         arr = bitmask.numpy()
     else:
-        raise TypeError(f"bitmask must be a torch tensor or numpy array, not "
-                        f"{type(bitmask).__name__}")
+        raise MatcherError(f"bitmask must be a torch tensor or numpy array, not "
+                           f"{type(bitmask).__name__}")
     if arr.dtype != np.int32:
-        raise TypeError(f"bitmask dtype must be int32, not {arr.dtype}")
+        raise MatcherError(f"bitmask dtype must be int32, not {arr.dtype}")
     return arr
+
+
+def bitmask_row(bitmask, index: int, words: int) -> np.ndarray:
+    """The writable row a matcher fills: ``bitmask`` itself (1-D) or its row ``index`` (2-D),
+    at least ``words`` wide; MatcherError naming what is wrong otherwise."""
+    arr = as_numpy(bitmask)
+    if not arr.flags.writeable:
+        raise MatcherError("bitmask is read-only")
+    if arr.ndim == 1:
+        row = arr
+    elif arr.ndim == 2:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise MatcherError(f"bitmask row index must be an int, not {type(index).__name__}")
+        if not 0 <= index < arr.shape[0]:
+            raise MatcherError(f"bitmask row index {index} is out of range for "
+                               f"{arr.shape[0]} rows")
+        row = arr[index]
+    else:
+        raise MatcherError(f"bitmask must be 1-D or 2-D, not {arr.ndim}-D")
+    if row.shape[0] < words:
+        raise MatcherError(f"bitmask has {row.shape[0]} words; the vocabulary needs {words}")
+    return row
+
+
+def int_arg(value, what: str) -> int:
+    """``value`` as an int (a token id, a step count); MatcherError naming ``what`` for
+    anything that is not an integer."""
+    if not isinstance(value, (bool, float, str, bytes)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise MatcherError(f"{what} must be an int, not {type(value).__name__}")
+
+
+def bytes_arg(data) -> bytes:
+    """Text bytes handed to a matcher (bytes, bytearray or memoryview); MatcherError else."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise MatcherError(f"data must be bytes, not {type(data).__name__}"
+                       + (" (use accept_string for text)" if isinstance(data, str) else ""))
 
 
 def pack_bool(allowed: np.ndarray, vocab_size: int | None = None) -> np.ndarray:

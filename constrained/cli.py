@@ -97,6 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     from .batch.cli import add_batch_subcommand
     add_batch_subcommand(sub)
 
+    c = sub.add_parser("cache", help="show or prune the on-disk cache of token tables")
+    c.add_argument("action", choices=("info", "prune"))
+    c.add_argument("--max-bytes", type=int, default=None,
+                   help="prune down to this many bytes (default: $CONSTRAINED_CACHE_MAX_BYTES "
+                        "or 512 MiB; 0 empties the cache)")
+
     d = sub.add_parser("demo", help="fill the person JSON schema with the embedded model")
     d.add_argument("--model", default="smollm2")
     d.add_argument("--seed", type=int, default=0)
@@ -243,6 +249,17 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def _cmd_cache(args) -> int:
+    from .automata.disk_cache import cache_dir, cache_usage, max_cache_bytes, prune_cache
+    if args.action == "prune":
+        removed, freed = prune_cache(args.max_bytes)
+        print(f"removed {removed} files ({freed / 2**20:.1f} MiB)")
+    files, size = cache_usage()
+    print(f"{cache_dir()}: {files} files, {size / 2**20:.1f} MiB "
+          f"(bound {max_cache_bytes() / 2**20:.0f} MiB)")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -256,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_generate(args)
         if args.command == "batch":
             return args.func(args)
+        if args.command == "cache":
+            return _cmd_cache(args)
         return _cmd_demo(args)
     except (_CliError, ConstrainedError, SamplerError) as exc:
         _note(f"error: {exc}")

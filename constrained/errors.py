@@ -6,8 +6,22 @@ path) so a user can fix the input without reading the engine's code.
 from __future__ import annotations
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut in the middle to at most about ``limit`` characters: errors quote what
+    they are about, never a whole (possibly huge) input."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 5
+    return f"{text[:head]} ... {text[len(text) - (limit - head - 5):]}"
+
+
 class ConstrainedError(Exception):
     """Base class of every error the engine raises on bad input or exceeded limits."""
+
+    def __init__(self, *args) -> None:
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (clip(args[0], 600),)
+        super().__init__(*args)
 
 
 class VocabularyError(ConstrainedError, ValueError):
@@ -35,8 +49,14 @@ class GrammarError(ConstrainedError, ValueError):
         if position is not None:
             where.append(f"position {position}")
         if pointer is not None:
-            where.append(f"at {pointer or '#'}")
+            where.append(f"at {clip(pointer, 120) or '#'}")
+        message = clip(message, 400)
         super().__init__(f"{message} ({', '.join(where)})" if where else message)
+
+
+class EmptyLanguageError(GrammarError):
+    """A grammar or schema admits no text at all (e.g. ``{"not": {}}``): nothing can be
+    generated from it."""
 
 
 class RegexError(GrammarError):
@@ -47,8 +67,9 @@ class LimitExceededError(ConstrainedError, RuntimeError):
     """A configured limit (automaton states, grammar size, compile time, memory) was exceeded."""
 
 
-class MatcherError(ConstrainedError, ValueError):
-    """A matcher was misused: a rollback beyond its history, a bitmask of the wrong size."""
+class MatcherError(ConstrainedError, ValueError, TypeError):
+    """A matcher was misused: a rollback beyond its history, a bitmask of the wrong size, shape
+    or dtype, an argument of the wrong type. (A TypeError too, for the wrong-type cases.)"""
 
 
 class DeadEndError(ConstrainedError, RuntimeError):

@@ -5,6 +5,7 @@ from collections import deque
 
 import numpy as np
 
+from ..deadline import check_deadline
 from ..errors import LimitExceededError
 from .byte_nfa import ByteNFA
 
@@ -55,6 +56,8 @@ def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, 
     rows: list[np.ndarray] = []
     queue = deque([start])
     while queue:
+        if len(order) & 255 == 0:
+            check_deadline("building a terminal's automaton")
         subset = queue.popleft()
         moves: dict[int, set[int]] = {}
         for node in subset:

@@ -7,6 +7,10 @@ Arrays are stored raw after a small JSON header and loaded as read-only views (n
 
 ``save_arrays(name, arrays)`` and ``load_arrays(name) -> dict | None``; ``name`` is a file name
 made by the caller from content hashes (see ``cache_name``).
+
+The folder is bounded: after each save, the least recently used files (a load touches its
+file) are deleted until the folder holds at most ``$CONSTRAINED_CACHE_MAX_BYTES`` (default
+512 MiB). ``prune_cache(max_bytes)`` does the same on demand (``python -m constrained cache``).
 """
 from __future__ import annotations
 
@@ -14,11 +18,13 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
 _MAGIC = b"CSTRARR2"
+DEFAULT_MAX_BYTES = 512 << 20
 
 
 def cache_dir() -> Path:
@@ -53,6 +59,7 @@ def save_arrays(name: str, arrays: dict[str, np.ndarray]) -> bool:
             f.write(hashlib.sha256(payload).digest())
             f.write(payload)
         os.replace(tmp, directory / name)
+        prune_cache()
         return True
     except OSError:
         if tmp is not None:
@@ -75,7 +82,9 @@ def load_arrays(name: str) -> dict[str, np.ndarray] | None:
           and hashlib.sha256(memoryview(data)[head:]).digest() == data[len(_MAGIC):head])
     if ok:
         try:
-            return _parse(memoryview(data)[head:])
+            arrays = _parse(memoryview(data)[head:])
+            _touch(path)
+            return arrays
         except (ValueError, TypeError, KeyError):  # passes the digest but does not parse
             ok = False
     try:
@@ -99,3 +108,65 @@ def _parse(payload: memoryview) -> dict[str, np.ndarray]:
             raise ValueError("array size mismatch")
         out[key] = arr.reshape(tuple(shape))
     return out
+
+
+def max_cache_bytes() -> int:
+    """The folder's size bound: ``$CONSTRAINED_CACHE_MAX_BYTES`` or 512 MiB."""
+    env = os.environ.get("CONSTRAINED_CACHE_MAX_BYTES", "")
+    try:
+        return max(0, int(env)) if env.strip() else DEFAULT_MAX_BYTES
+    except ValueError:
+        return DEFAULT_MAX_BYTES
+
+
+def cache_usage() -> tuple[int, int]:
+    """(files, bytes) the cache folder holds."""
+    entries = _entries()
+    return len(entries), sum(size for _, size, _ in entries)
+
+
+def prune_cache(max_bytes: int | None = None) -> tuple[int, int]:
+    """Delete the least recently used cache files until at most ``max_bytes`` remain
+    (default ``max_cache_bytes()``); returns (files deleted, bytes freed)."""
+    limit = max_cache_bytes() if max_bytes is None else max(0, int(max_bytes))
+    entries = _entries()
+    total = sum(size for _, size, _ in entries)
+    removed = freed = 0
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            break
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+        freed += size
+    return removed, freed
+
+
+def _entries() -> list[tuple[float, int, Path]]:
+    """(last use, size, path) of every cache file (temporary files of writers included once
+    they are an hour old: a crashed writer's leftovers)."""
+    out = []
+    try:
+        names = os.listdir(cache_dir())
+    except OSError:
+        return out
+    for name in names:
+        path = cache_dir() / name
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if name.startswith(".tmp-") and st.st_mtime > time.time() - 3600:
+            continue
+        out.append((st.st_mtime, st.st_size, path))
+    return out
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass

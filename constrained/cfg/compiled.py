@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bitmask import bitmask_words, token_ids_to_bitmask
-from ..compiler import CompiledGrammar
+from ..matching import CompiledGrammar
 from ..grammar import Grammar
 from ..vocabulary import Vocabulary
 from .mask import MaskEngine

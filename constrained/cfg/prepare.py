@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
-from ..errors import GrammarError, LimitExceededError, RegexError
+from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
+from ..grammar._analysis import derivable
 
 START = "$start"
 
@@ -138,25 +139,20 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
 
     str_rules: dict[str, list[tuple[str, ...]]] = {
         name: [tuple(alt) for alt in rules[name]] for name in sorted(reach_rules)}
-    for name in sorted(optional):
-        opt = f"{name}?"
+    if optional:
+        renamed = {name: f"{name}?" for name in optional}
         for alts in str_rules.values():
-            alts[:] = [tuple(opt if s == name else s for s in alt) for alt in alts]
-        str_rules[opt] = [(name,), ()]
+            alts[:] = [tuple(renamed.get(s, s) for s in alt) for alt in alts]
+        for name in sorted(optional):
+            str_rules[renamed[name]] = [(name,), ()]
 
     _left_recursive_tails(str_rules)
 
     # productive symbols
-    productive = {n for n in term_names if dfas[n].initial >= 0}
-    changed = True
-    while changed:
-        changed = False
-        for name, alts in str_rules.items():
-            if name not in productive and any(all(s in productive for s in a) for a in alts):
-                productive.add(name)
-                changed = True
+    productive = derivable(((name, a) for name, alts in str_rules.items() for a in alts),
+                           (n for n in term_names if dfas[n].initial >= 0))
     if grammar.start not in productive:
-        raise GrammarError(f"the grammar's language is empty: rule {grammar.start!r} derives "
+        raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} derives "
                            "no text")
     kept = {name: [a for a in alts if all(s in productive for s in a)]
             for name, alts in str_rules.items() if name in productive}
@@ -187,14 +183,7 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     by_lhs: dict[int, list[int]] = {}
     for a, l in enumerate(lhs):
         by_lhs.setdefault(l, []).append(a)
-    nullable: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for a, l in enumerate(lhs):
-            if l not in nullable and all(s in nullable for s in rhs[a]):
-                nullable.add(l)
-                changed = True
+    nullable = derivable(zip(lhs, rhs))
     return PreparedGrammar(
         terminal_names=terminal_names, dfas=tuple(dfas[n] for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,

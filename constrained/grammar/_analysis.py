@@ -8,8 +8,9 @@ string (an empty language) is an error.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Hashable, Iterable
 
-from ..errors import GrammarError
+from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,16 @@ class Hygiene:
     unproductive: tuple[str, ...]
     unreachable: tuple[str, ...]
     dropped_alternatives: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def check_size(text: str, max_grammar_bytes: int, what: str = "the grammar text") -> None:
+    """Raise LimitExceededError when ``text`` is longer than ``max_grammar_bytes`` in UTF-8."""
+    size = len(text)
+    if size * 4 > max_grammar_bytes and size <= max_grammar_bytes:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_grammar_bytes:
+        raise LimitExceededError(f"{what} is longer than max_grammar_bytes={max_grammar_bytes} "
+                                 "bytes")
 
 
 def check_defined(rules: dict[str, tuple[tuple[str, ...], ...]], terminals,
@@ -33,19 +44,43 @@ def check_defined(rules: dict[str, tuple[tuple[str, ...], ...]], terminals,
                     raise GrammarError(f"symbol {sym!r} used in rule {name!r} is not defined")
 
 
+def derivable(alternatives: Iterable[tuple[Hashable, Iterable[Hashable]]],
+              known: Iterable[Hashable] = ()) -> set:
+    """``known`` plus every head of an alternative ``(head, symbols)`` whose symbols are all in
+    the result (the least fixpoint), in time linear in the size of the alternatives.
+
+    Each alternative counts its symbols not yet derived; a symbol becoming derived decrements
+    the alternatives waiting for it, and an alternative reaching zero derives its head.
+    """
+    result = set(known)
+    heads: list = []
+    missing: list[int] = []
+    waiting: dict = {}
+    ready = []
+    for head, symbols in alternatives:
+        need = {s for s in symbols if s not in result}
+        if not need:
+            ready.append(head)
+            continue
+        for s in need:
+            waiting.setdefault(s, []).append(len(heads))
+        heads.append(head)
+        missing.append(len(need))
+    while ready:
+        head = ready.pop()
+        if head in result:
+            continue
+        result.add(head)
+        for k in waiting.pop(head, ()):
+            missing[k] -= 1
+            if not missing[k]:
+                ready.append(heads[k])
+    return result
+
+
 def productive_symbols(rules, terminals) -> set[str]:
     """Symbols deriving at least one finite string (terminals are assumed non-empty languages)."""
-    productive = set(terminals)
-    changed = True
-    while changed:
-        changed = False
-        for name, alts in rules.items():
-            if name in productive:
-                continue
-            if any(all(s in productive for s in alt) for alt in alts):
-                productive.add(name)
-                changed = True
-    return productive
+    return derivable(((name, alt) for name, alts in rules.items() for alt in alts), terminals)
 
 
 def reachable_symbols(rules, start: str, extra=()) -> set[str]:
@@ -69,7 +104,7 @@ def clean_rules(rules: dict[str, tuple[tuple[str, ...], ...]], terminals: dict, 
     """
     productive = productive_symbols(rules, terminals)
     if start not in productive:
-        raise GrammarError(f"the start rule {start!r} derives no finite string "
+        raise EmptyLanguageError(f"the start rule {start!r} derives no finite string "
                            "(the grammar's language is empty)")
     unproductive = tuple(sorted(n for n in rules if n not in productive))
     dropped = []
@@ -77,11 +112,10 @@ def clean_rules(rules: dict[str, tuple[tuple[str, ...], ...]], terminals: dict, 
     for name, alts in rules.items():
         if name not in productive:
             continue
-        good = []
+        good: dict[tuple[str, ...], None] = {}   # ordered, without duplicates
         for alt in alts:
             if all(s in productive for s in alt):
-                if alt not in good:
-                    good.append(alt)
+                good[alt] = None
             else:
                 dropped.append((name, alt))
         kept[name] = tuple(good)

@@ -48,21 +48,34 @@ class Grammar:
 
     @classmethod
     def from_lark(cls, text: str, start: str = "start", *, import_paths=(), path=None,
-                  allow_outside_imports: bool = False) -> "Grammar":
+                  allow_outside_imports: bool = False, max_rules: int = 100_000,
+                  max_grammar_bytes: int = 4_000_000) -> "Grammar":
         """A grammar from Lark EBNF text, meaning what Lark's Earley parser accepts.
 
         ``path`` (the file the text came from) anchors relative %imports; imports outside
         that folder and ``import_paths`` are refused unless ``allow_outside_imports``.
+        Texts (and imported files) longer than ``max_grammar_bytes``, or defining more than
+        ``max_rules`` alternatives once Lark expands optional and repeated items, raise
+        LimitExceededError before Lark reads them; so do terminals inlining more than 20,000
+        items of the terminals they use. Groups nested deeper than 100 and terminal references
+        deeper than 50 raise GrammarError.
         """
         from .lark_frontend import grammar_from_lark
         return grammar_from_lark(cls, text, start, import_paths=import_paths, path=path,
-                                 allow_outside_imports=allow_outside_imports)
+                                 allow_outside_imports=allow_outside_imports,
+                                 max_rules=max_rules, max_grammar_bytes=max_grammar_bytes)
 
     @classmethod
-    def from_gbnf(cls, text: str, start: str = "root") -> "Grammar":
-        """A grammar from llama.cpp GBNF text (character level; the whole text matches start)."""
+    def from_gbnf(cls, text: str, start: str = "root", *, max_rules: int = 100_000,
+                  max_grammar_bytes: int = 4_000_000) -> "Grammar":
+        """A grammar from llama.cpp GBNF text (character level; the whole text matches start).
+
+        Texts longer than ``max_grammar_bytes`` or defining more than ``max_rules``
+        alternatives (helper rules included) raise LimitExceededError.
+        """
         from .gbnf_frontend import grammar_from_gbnf
-        return grammar_from_gbnf(cls, text, start)
+        return grammar_from_gbnf(cls, text, start, max_rules=max_rules,
+                                 max_grammar_bytes=max_grammar_bytes)
 
     @classmethod
     def from_file(cls, path, **kwargs) -> "Grammar":

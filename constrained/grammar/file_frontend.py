@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import os
 
-from ..errors import GrammarFileError
+from ..errors import GrammarError, GrammarFileError, LimitExceededError
 
 _EXTENSIONS = (".lark", ".gbnf", ".json")
 
 
-def grammar_from_file(cls, path, **kwargs):
-    """See ``Grammar.from_file``: .lark (Lark), .gbnf (GBNF), .json (JSON Schema)."""
+def grammar_from_file(cls, path, *, max_file_bytes: int = 16 << 20, **kwargs):
+    """See ``Grammar.from_file``: .lark (Lark), .gbnf (GBNF), .json (JSON Schema); files
+    larger than ``max_file_bytes`` are refused before they are read."""
+    max_bytes = max_file_bytes
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
     if ext not in _EXTENSIONS:
@@ -17,8 +19,18 @@ def grammar_from_file(cls, path, **kwargs):
                                f"{', '.join(_EXTENSIONS)}")
     if not os.path.isfile(path):
         raise GrammarFileError(f"grammar file {path!r} does not exist")
-    with open(path, encoding="utf-8-sig") as f:  # tolerate a byte order mark
-        text = f.read()
+    with open(path, "rb") as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise LimitExceededError(f"grammar file {path!r} is larger than max_file_bytes="
+                                 f"{max_bytes}")
+    try:
+        text = data.decode("utf-8-sig")  # tolerate a byte order mark
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise GrammarError(f"grammar file {path!r} is not UTF-8 ({e.reason})", line=line,
+                           column=column) from None
     if ext == ".lark":
         kwargs.setdefault("path", path)
         return cls.from_lark(text, **kwargs)

@@ -16,8 +16,8 @@ groups nested deeper than 200, and token references ``<...>`` (which name token 
 """
 from __future__ import annotations
 
-from ..errors import GrammarError
-from ._analysis import clean_rules
+from ..errors import GrammarError, LimitExceededError
+from ._analysis import check_size, clean_rules
 from ._grammar import Terminal
 from ._regex_translate import escape_literal, merge_ranges, ranges_to_class
 
@@ -33,11 +33,13 @@ def _is_word(c: str) -> bool:
     return c.isascii() and (c.isalnum() or c == "-")
 
 
-def grammar_from_gbnf(cls, text: str, start: str = "root"):
+def grammar_from_gbnf(cls, text: str, start: str = "root", *, max_rules: int = 100_000,
+                      max_grammar_bytes: int = 4_000_000):
     """See ``Grammar.from_gbnf``."""
     if not isinstance(text, str):
         raise TypeError(f"grammar text must be a str, not {type(text).__name__}")
-    parser = _GbnfParser(text)
+    check_size(text, max_grammar_bytes, "the GBNF grammar text")
+    parser = _GbnfParser(text, max_rules)
     parser.parse()
     if start not in parser.rules:
         raise GrammarError(f"the grammar has no rule named {start!r} (the start rule)")
@@ -53,15 +55,18 @@ def grammar_from_gbnf(cls, text: str, start: str = "root"):
 class _GbnfParser:
     """Recursive-descent reader of GBNF text into rules over one-character terminals."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, max_rules: int = 100_000) -> None:
         self.s = text
         self.i = 0
+        self.max_rules = max_rules
+        self.alternatives = 0
         self.rules: dict[str, list[tuple[str, ...]]] = {}
         self.terminals: dict[str, Terminal] = {}
         self._by_set: dict[tuple, str] = {}
         self.references: list[tuple[str, int]] = []
         self._defined_at: dict[str, int] = {}
         self._helpers = 0
+        self._classes = 0
         self._depth = 0
 
     # -- positions and errors -------------------------------------------------------------
@@ -119,7 +124,7 @@ class _GbnfParser:
         self._defined_at[name] = start
         self.i += 3
         self.space(True)
-        self.rules[name] = self.alternates(name, nested=False)
+        self.define(name, self.alternates(name, nested=False), start)
         c = self.peek()
         if c == "\r":
             self.i += 2 if self.peek(1) == "\n" else 1
@@ -161,7 +166,7 @@ class _GbnfParser:
                 self.i += 1
                 self.space(True)
                 helper = self.new_helper(rule)
-                self.rules[helper] = self.alternates(rule, nested=True)
+                self.define(helper, self.alternates(rule, nested=True), item_start)
                 self._depth -= 1
                 if self.peek() != ")":
                     raise self.error("expecting ')'")
@@ -306,29 +311,42 @@ class _GbnfParser:
             cp = ranges[0][0]
             name, pattern = f"CHAR_{cp:04X}", escape_literal(chr(cp))
         else:
-            name = f"CLASS_{sum(1 for n in self.terminals if n.startswith('CLASS_')) + 1}"
+            self._classes += 1
+            name = f"CLASS_{self._classes}"
             pattern = ranges_to_class(list(ranges), negate)
         self._by_set[key] = name
         self.terminals[name] = Terminal(name, pattern)
         return name
 
+    def define(self, name: str, alts: list[tuple[str, ...]], pos: int | None = None) -> None:
+        """Add rule ``name``; LimitExceededError once the grammar has more than ``max_rules``
+        alternatives (helper rules included)."""
+        self.alternatives += len(alts)
+        if self.alternatives > self.max_rules:
+            line, _ = self.where(self.i if pos is None else pos)
+            raise LimitExceededError(f"the GBNF grammar defines more than max_rules="
+                                     f"{self.max_rules} alternatives by line {line} (helper "
+                                     "rules of groups and repetitions included; pass a larger "
+                                     "max_rules to Grammar.from_gbnf and to compile_grammar)")
+        self.rules[name] = alts
+
     def repeat(self, rule: str, item: list[str], lo: int, hi: int | None) -> list[str]:
         """Symbols replacing ``item`` repeated lo..hi times (hi None: unbounded)."""
         if len(item) != 1:
             helper = self.new_helper(rule)
-            self.rules[helper] = [tuple(item)]
+            self.define(helper, [tuple(item)])
             item = [helper]
         x = item[0]
         out = [x] * lo
         if hi is None:
             star = self.new_helper(rule)
-            self.rules[star] = [(x, star), ()]
+            self.define(star, [(x, star), ()])
             out.append(star)
         elif hi > lo:
             prev = None
             for _ in range(hi - lo):
                 opt = self.new_helper(rule)
-                self.rules[opt] = [(x, prev) if prev else (x,), ()]
+                self.define(opt, [(x, prev) if prev else (x,), ()])
                 prev = opt
             out.append(prev)
         return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..compiler import CompiledGrammar
+from ..matching import CompiledGrammar
 from ..vocabulary import Vocabulary
 from .healer import TokenHealer
 from .matcher import HealingMatcher

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..compiler import GrammarMatcher
+from ..matching import GrammarMatcher
 from ..vocabulary import Vocabulary
 from .matcher import HealingMatcher
 from .prefix import PrefixIndex

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..compiler import GrammarMatcher
+from ..matching import GrammarMatcher
 from ..vocabulary import Vocabulary
 from .healer import HealingPlan, TokenHealer
 from .matcher import HealingMatcher

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bitmask import as_numpy, pack_bool
-from ..compiler import GrammarMatcher
+from ..bitmask import bitmask_row, bitmask_words, bytes_arg, int_arg, pack_bool
+from ..matching import GrammarMatcher
 from ..errors import MatcherError
 from ..vocabulary import Vocabulary
 from .prefix import PrefixIndex, ids_to_bool
@@ -28,15 +28,14 @@ class UnconstrainedMatcher(GrammarMatcher):
         self._terminated = False
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
-        arr = as_numpy(bitmask)
-        row = arr if arr.ndim == 1 else arr[index]
+        row = bitmask_row(bitmask, index, bitmask_words(self.vocab.size))
         row[:] = 0
         if not self._terminated:
             row[:len(self._mask)] = self._mask
         return True
 
     def accept_token(self, token_id: int) -> bool:
-        tid = int(token_id)
+        tid = int_arg(token_id, "token id")
         if self._terminated or not 0 <= tid < self.vocab.size:
             return False
         if tid in self.vocab.eos_token_ids:
@@ -47,12 +46,14 @@ class UnconstrainedMatcher(GrammarMatcher):
         return True
 
     def accept_bytes(self, data: bytes) -> bool:
+        bytes_arg(data)
         if self._terminated:
             return False
         self._steps += 1
         return True
 
     def rollback(self, n_tokens: int = 1) -> None:
+        n_tokens = int_arg(n_tokens, "n_tokens")
         if n_tokens < 0 or n_tokens > self._steps:
             raise MatcherError(f"cannot roll back {n_tokens} steps; {self._steps} were accepted")
         if n_tokens:
@@ -124,15 +125,14 @@ class HealingMatcher(GrammarMatcher):
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
         if not self._remaining:
             return self.inner.fill_next_token_bitmask(bitmask, index)
-        arr = as_numpy(bitmask)
-        row = arr if arr.ndim == 1 else arr[index]
+        row = bitmask_row(bitmask, index, bitmask_words(self.vocab.size))
         mask = self.healing_mask()
         row[:] = 0
         row[:len(mask)] = mask
         return True
 
     def accept_token(self, token_id: int) -> bool:
-        tid = int(token_id)
+        tid = int_arg(token_id, "token id")
         if not self._remaining:
             if not self.inner.accept_token(tid):
                 return False
@@ -144,11 +144,11 @@ class HealingMatcher(GrammarMatcher):
 
     def accept_bytes(self, data: bytes) -> bool:
         if not self._remaining:
-            if not self.inner.accept_bytes(bytes(data)):
+            if not self.inner.accept_bytes(bytes_arg(data)):
                 return False
             self._steps.append(_Step(b"", 1))
             return True
-        return self._advance(bytes(data))
+        return self._advance(bytes_arg(data))
 
     def _advance(self, data: bytes) -> bool:
         rem = self._remaining
@@ -166,6 +166,7 @@ class HealingMatcher(GrammarMatcher):
         return False
 
     def rollback(self, n_tokens: int = 1) -> None:
+        n_tokens = int_arg(n_tokens, "n_tokens")
         if n_tokens < 0 or n_tokens > len(self._steps):
             raise MatcherError(f"cannot roll back {n_tokens} steps; "
                                f"{len(self._steps)} were accepted")

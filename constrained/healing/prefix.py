@@ -10,7 +10,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..compiler import GrammarMatcher
+from ..matching import GrammarMatcher
 from ..vocabulary import Vocabulary
 
 

@@ -13,8 +13,8 @@ from typing import Iterable
 
 import numpy as np
 
-from ..bitmask import as_numpy, clear_bits, set_bits
-from ..compiler import CompiledGrammar, GrammarMatcher
+from ..bitmask import bitmask_row, bitmask_words, bytes_arg, clear_bits, int_arg, set_bits
+from ..matching import CompiledGrammar, GrammarMatcher
 from ..errors import GrammarError, MatcherError
 
 _END = "end"
@@ -65,8 +65,7 @@ class InfillMatcher(GrammarMatcher):
 
     # GrammarMatcher API -------------------------------------------------------------------------
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
-        arr = as_numpy(bitmask)
-        row = arr if arr.ndim == 1 else arr[index]
+        row = bitmask_row(bitmask, index, bitmask_words(self.compiled.vocab.size))
         if self.is_terminated():
             row[:] = 0
             return True
@@ -78,6 +77,7 @@ class InfillMatcher(GrammarMatcher):
         return True
 
     def accept_token(self, token_id: int) -> bool:
+        token_id = int_arg(token_id, "token id")
         if self.is_terminated():
             return False
         if int(token_id) in self._end_set:
@@ -93,12 +93,13 @@ class InfillMatcher(GrammarMatcher):
         return True
 
     def accept_bytes(self, data: bytes) -> bool:
-        if self.is_terminated() or not self._inner.accept_bytes(bytes(data)):
+        if self.is_terminated() or not self._inner.accept_bytes(bytes_arg(data)):
             return False
         self._steps.append("tok")
         return True
 
     def rollback(self, n_tokens: int = 1) -> None:
+        n_tokens = int_arg(n_tokens, "n_tokens")
         if n_tokens < 0 or n_tokens > len(self._steps):
             raise MatcherError(f"cannot roll back {n_tokens} steps; "
                                f"{len(self._steps)} were accepted")

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import json
+from contextvars import copy_context
 from dataclasses import dataclass, field
 
+from ..deadline import compile_deadline
 from ..errors import GrammarError, LimitExceededError
 from ..grammar._grammar import Grammar
 from .converter import Converter
+from .deep_stack import call_with_deep_stack
+from .metaschema import check_schema
 from .options import SchemaOptions
-from .refs import pointer_escape
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,21 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         options = SchemaOptions(**kwargs)
     elif kwargs:
         raise TypeError("pass either options or keyword options, not both")
+    with compile_deadline(options.compile_timeout):
+        try:
+            return _convert(schema, options)
+        except RecursionError:
+            pass
+        deadline = copy_context()     # the deep-stack thread keeps the time limit
+        try:
+            return call_with_deep_stack(lambda: deadline.run(_convert, schema, options))
+        except RecursionError:
+            raise LimitExceededError("the schema nests or refers too deeply to convert") \
+                from None
+
+
+def _convert(schema, options: SchemaOptions) -> SchemaGrammar:
+    """Parse (when text), check against the metaschema, convert."""
     text = schema
     if isinstance(schema, (str, bytes)):
         try:
@@ -39,46 +57,21 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         except json.JSONDecodeError as e:
             raise GrammarError(f"schema is not valid JSON: {e.msg}", line=e.lineno,
                                column=e.colno) from None
+        except UnicodeDecodeError as e:
+            raise GrammarError(f"schema text is not UTF-8 ({e.reason})",
+                               position=e.start) from None
         except RecursionError:
-            raise LimitExceededError("the schema text nests too deeply to read") from None
-    _check_size(schema, options)   # before anything recurses into the document
+            raise LimitExceededError(f"the schema text nests deeper than JSON parsing allows "
+                                     f"(max_schema_depth={options.max_schema_depth})") from None
+    # before anything recurses into the document
+    check_schema(schema, max_depth=options.max_schema_depth, max_enum=options.max_enum)
     if not isinstance(text, (str, bytes)):
-        try:
-            text = json.dumps(schema, sort_keys=False)
-        except RecursionError:
-            raise LimitExceededError("the schema nests too deeply to convert") from None
-    if not isinstance(schema, (dict, bool)):
-        raise GrammarError(f"a schema must be an object or a boolean, not {type(schema).__name__}",
-                           pointer="#")
-    try:
-        cv = Converter(schema, options)
-        start = cv.start()
-    except RecursionError:
-        raise LimitExceededError("the schema nests too deeply to convert (Python's "
-                                 "recursion limit)") from None
+        text = json.dumps(schema, sort_keys=False)
+    cv = Converter(schema, options)
+    start = cv.start()
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, dropped=tuple(cv.dropped),
                          format_annotations=tuple(cv.format_annotations))
-
-
-def _check_size(schema, opts: SchemaOptions) -> None:
-    """LimitExceededError, naming the place, when the schema document nests deeper than
-    ``max_schema_depth`` or an enum holds more than ``max_enum`` values (checked without
-    recursion, before the converter recurses)."""
-    stack = [(schema, "", 0)]
-    while stack:
-        node, ptr, depth = stack.pop()
-        if depth > opts.max_schema_depth:
-            raise LimitExceededError(f"the schema nests deeper than max_schema_depth="
-                                     f"{opts.max_schema_depth} (at {ptr or '#'})")
-        if isinstance(node, dict):
-            enum = node.get("enum")
-            if isinstance(enum, list) and len(enum) > opts.max_enum:
-                raise LimitExceededError(f"enum with {len(enum)} values, more than max_enum="
-                                         f"{opts.max_enum} (at {ptr}/enum)")
-            stack.extend((v, f"{ptr}/{pointer_escape(k)}", depth + 1) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((v, f"{ptr}/{i}", depth + 1) for i, v in enumerate(node))
 
 
 def pydantic_to_grammar(model, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:

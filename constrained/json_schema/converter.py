@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import GrammarError, UnsupportedSchemaError
+from ..deadline import check_deadline
+from ..errors import (EmptyLanguageError, GrammarError, LimitExceededError,
+                      UnsupportedSchemaError)
+from ..grammar._analysis import productive_symbols
 from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
 from .chars import ANY_CHAR, literal_string
@@ -38,6 +41,8 @@ class Converter:
         self._refs: dict[tuple[str, int], str] = {}
         self._any: dict[int, str] = {}
         self._negations: dict[tuple[str, int], str] = {}
+        self._open = 0      # value() calls in progress: subschemas and $refs being converted
+        self._empty_at: str | None = None   # the first subschema found to admit no instance
         self._validator = None
 
     def _make_validator(self):
@@ -73,10 +78,30 @@ class Converter:
     # -- conversion ---------------------------------------------------------------------------
     def start(self) -> str:
         piece = self.value(self.index.root, "", 0)
-        return self.b.define("start", [(self.b.symbol(piece, "VALUE"),)])
+        self.b.define("start", [(self.b.symbol(piece, "VALUE"),)])
+        if piece is None or "start" not in productive_symbols(self.b.rules, self.b.terminals):
+            raise EmptyLanguageError("the schema admits no instance" + (
+                "" if not self._empty_at else " (the first part found to admit none is "
+                "pointed at)"), pointer=self._empty_at or "")
+        return "start"
 
     def value(self, schema, ptr: str, depth: int) -> Piece:
         """The piece for instances of ``schema`` found at nesting ``depth``."""
+        if self._open >= 4 * self.opts.max_schema_depth:
+            raise LimitExceededError(f"subschemas and $refs lead more than 4 x max_schema_depth"
+                                     f"={self.opts.max_schema_depth} levels deep (at "
+                                     f"{ptr or '#'})")
+        self._open += 1
+        check_deadline("converting the JSON Schema")
+        try:
+            piece = self._value_at(schema, ptr, depth)
+        finally:
+            self._open -= 1
+        if piece is None and schema is not False and self._empty_at is None:
+            self._empty_at = ptr
+        return piece
+
+    def _value_at(self, schema, ptr: str, depth: int) -> Piece:
         if self.opts.whitespace != "indented":
             depth = 0
         elif depth > self.opts.max_depth:
@@ -364,3 +389,4 @@ class Converter:
 
 def _constraint_keys(s: dict):
     return [k for k in s if k not in ANNOTATIONS and k != "$ref"]
+

@@ -38,6 +38,7 @@ class SchemaOptions:
         properties in any order, each at most once, extra properties anywhere, property counts
         exact, for objects with at most ``max_any_order_properties`` declared properties (the
         grammar grows as 2**n); larger objects keep schema order.
+    compile_timeout: seconds the conversion may take (None: no limit); LimitExceededError after.
     """
 
     whitespace: str = "flexible"
@@ -57,6 +58,7 @@ class SchemaOptions:
     integer_spelling: str = "literal"
     max_fraction_zeros: int = 16
     strict_formats: bool = False
+    compile_timeout: float | None = 60.0
 
     def __post_init__(self) -> None:
         if self.whitespace not in WHITESPACE_MODES:

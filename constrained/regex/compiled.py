@@ -11,7 +11,7 @@ from ..automata import DEFAULT_MAX_STATES, ByteDFA, regex_to_byte_dfa
 from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..automata.token_table import TokenTable
 from ..bitmask import bitmask_words, token_ids_to_bitmask
-from ..compiler import CompiledGrammar
+from ..matching import CompiledGrammar
 from ..errors import RegexError
 from ..grammar import Grammar
 from ..vocabulary import Vocabulary

@@ -5,8 +5,8 @@ from ..errors import MatcherError
 
 import numpy as np
 
-from ..bitmask import allowed_token_ids, as_numpy
-from ..compiler import GrammarMatcher
+from ..bitmask import allowed_token_ids, bitmask_row, bytes_arg, int_arg
+from ..matching import GrammarMatcher
 from .compiled import CompiledRegex
 
 _TERMINATED = -2
@@ -37,11 +37,8 @@ class RegexMatcher(GrammarMatcher):
         return self.compiled.state_mask(state)
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
-        arr = as_numpy(bitmask)
-        row = arr if arr.ndim == 1 else arr[index]
         words = self.compiled.words
-        if row.shape[0] < words:
-            raise MatcherError(f"bitmask has {row.shape[0]} words; the vocabulary needs {words}")
+        row = bitmask_row(bitmask, index, words)
         row[:words] = self._current_mask()
         if row.shape[0] > words:
             row[words:] = 0
@@ -52,6 +49,7 @@ class RegexMatcher(GrammarMatcher):
         return allowed_token_ids(self._current_mask(), self.compiled.vocab.size)
 
     def accept_token(self, token_id: int) -> bool:
+        token_id = int_arg(token_id, "token id")
         state = self._stack[-1]
         if state == _TERMINATED:
             return False
@@ -75,13 +73,14 @@ class RegexMatcher(GrammarMatcher):
         state = self._stack[-1]
         if state == _TERMINATED:
             return False
-        nxt = self._dfa.walk(state, bytes(data))
+        nxt = self._dfa.walk(state, bytes_arg(data))
         if nxt < 0:
             return False
         self._stack.append(nxt)
         return True
 
     def rollback(self, n_tokens: int = 1) -> None:
+        n_tokens = int_arg(n_tokens, "n_tokens")
         if n_tokens < 0 or n_tokens > len(self._stack) - 1:
             raise MatcherError(f"cannot roll back {n_tokens} steps; "
                                f"{len(self._stack) - 1} were accepted")

@@ -98,6 +98,49 @@ def test_syntax_error_has_line_and_column():
     assert (info.value.line, info.value.column) == (2, 5)
 
 
+@pytest.mark.parametrize("text,line,column,fragment", [
+    ('start: "abc\n', 1, 8, "unterminated string"),
+    ('start: a\na: "x" "abc\n', 2, 8, "unterminated string"),
+    ("start: a $ b\n", 1, 10, "unexpected character '$'"),
+    ('start: "a" foo\n', 1, 12, "Rule 'foo' used but not defined"),
+    ('start: "a" FOO\n', 1, 12, "Terminal 'FOO' used but not defined"),
+    ("start: (\n", 1, 9, "Unclosed parenthesis"),
+    ('start: [ "a"\n', 1, 13, "unexpected end of line; expected ']'"),
+    ('start: "a"\nstart: "b"\n', 2, 1, "defined more than once"),
+    ('start: A\nA: "x" A\n', 2, 1, "Recursion in terminal 'A'"),
+    ('start: A\nA: ""\n', 2, 4, "Empty terminals"),
+    ("start: /(/\n", 1, 8, "invalid regular expression"),
+    ('start: "a" ' + "b " * 500 + "$\n", 1, 1012, "unexpected character '$'"),
+    ('start: "' + "x" * 1000 + "\n", 1, 8, "unterminated string"),
+    ("start: " + "(" * 300 + '"a"' + ")" * 300 + "\n", 1, 108, "nested deeper than 100"),
+])
+def test_errors_name_the_users_line_and_column(text, line, column, fragment):
+    with pytest.raises(GrammarError) as info:
+        Grammar.from_lark(text)
+    message = str(info.value)
+    assert fragment in message
+    assert (info.value.line, info.value.column) == (line, column)
+    assert len(message) < 300
+    for meta in ("_NL", "_RBRA", "Token(", "NonTerminal(", "expansions", '"maybe"'):
+        assert meta not in message
+
+
+def test_size_estimates_match_lark_on_the_shipped_grammars():
+    from lark.load_grammar import load_grammar
+
+    from constrained.grammar._lark_scan import LarkScan
+    folder = os.path.join(os.path.dirname(__file__), "..", "..", "grammars")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".lark"):
+            with open(os.path.join(folder, name)) as f:
+                text = f.read()
+            scan = LarkScan(text, 10**9)
+            scan.check()
+            built, _ = load_grammar(text, name, [], False)
+            _, rules, _ = built.compile(["start"], set())
+            assert len(rules) <= scan.alternatives <= 1.1 * len(rules) + 2, name
+
+
 def test_undefined_symbols_are_named():
     with pytest.raises(GrammarError, match="'missing'"):
         Grammar.from_lark("start: missing\n")

@@ -176,3 +176,78 @@ def test_deeply_nested_groups():
         Grammar.from_gbnf("root ::= " + "(" * 5000 + '"a"' + ")" * 5000 + "\n")
     with pytest.raises(ConstrainedError):
         Grammar.from_lark("start: " + "(" * 5000 + '"a"' + ")" * 5000 + "\n")
+
+
+# -- grammars sized against the front-ends' and the compiler's limits ------------------------
+
+def _shape(kind: str, n: int, fmt: str) -> str:
+    """``chain``: r0 -> r1 -> ... -> "x"; ``wide``: start -> r0 | ... | r<n-1>, each a
+    literal; ``nest``: r<i> -> "(" r<i+1> ")"."""
+    start, arrow = ("start", ":") if fmt == "lark" else ("root", " ::=")
+    if kind == "wide":
+        return (f"{start}{arrow} " + " | ".join(f"r{i}" for i in range(n)) + "\n"
+                + "".join(f'r{i}{arrow} "x{i}"\n' for i in range(n)))
+    body = '"(" r{} ")"' if kind == "nest" else "r{}"
+    return (f"{start}{arrow} r0\n"
+            + "".join(f"r{i}{arrow} {body.format(i + 1)}\n" for i in range(n - 1))
+            + f'r{n - 1}{arrow} "x"\n')
+
+
+def _read(text: str, fmt: str, **limits) -> Grammar:
+    return Grammar.from_lark(text, **limits) if fmt == "lark" else Grammar.from_gbnf(text, **limits)
+
+
+def _allowed(compiled) -> set[int]:
+    mask = _mask(compiled)
+    return {t for t in range(VOCAB.size) if (mask[t >> 5] >> (t & 31)) & 1}
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+@pytest.mark.parametrize("kind,first,text", [
+    ("chain", "x", "x"), ("wide", "x", "x9999"), ("nest", "(", "((("),
+])
+def test_ten_thousand_rules_compile_without_recursion(kind, first, text, fmt):
+    g = _read(_shape(kind, 10_000, fmt), fmt)
+    cg = compile_grammar(g, VOCAB, cache=False)
+    assert _allowed(cg) == {ord(first)}
+    m = cg.matcher()
+    assert all(m.accept_token(b) for b in text.encode())
+    assert m.is_accepting() == (kind != "nest")
+    if kind == "nest":   # "x" only at depth 10,000
+        assert set(m.allowed_token_ids()) == {ord("(")}
+    else:
+        assert not m.accept_token(ord("x"))
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_hundred_thousand_flat_rules_are_refused_by_the_front_end(fmt):
+    text = _shape("wide", 100_000, fmt)
+    with pytest.raises(LimitExceededError, match="max_rules=100000"):
+        _read(text, fmt)
+    with pytest.raises(LimitExceededError, match="max_rules=500"):
+        _read(_shape("wide", 300, fmt), fmt, max_rules=500)
+    with pytest.raises(LimitExceededError, match="max_grammar_bytes=100000"):
+        _read(text, fmt, max_grammar_bytes=100_000)
+    assert "r299" in _read(_shape("wide", 300, fmt), fmt, max_rules=600).rules
+
+
+@pytest.mark.parametrize("text,error,fragment", [
+    ("start: " + " ".join(f'"a{i}"?' for i in range(25)) + "\n", LimitExceededError,
+     "rule 'start' .line 1. expands to more than max_rules"),
+    ('start: ("a" | "b" | "c")~40\n', LimitExceededError, "max_rules"),
+    ("start: T0\n" + "".join(f"T{i}: T{i + 1} T{i + 1}\n" for i in range(40)) + 'T40: "x"\n',
+     LimitExceededError, "more than 20000 items"),
+    ("start: T0\n" + "".join(f"T{i}: T{i + 1}\n" for i in range(2000)) + 'T2000: "x"\n',
+     GrammarError, "nested deeper than 50"),
+    ("start: " + "[" * 300 + '"a"' + "]" * 300 + "\n", GrammarError, "nested deeper than 100"),
+    ('start: t{"a"}\nt{x}: x | t{t{x}}\n', GrammarError, "ever larger arguments"),
+])
+def test_lark_texts_lark_would_expand_without_bound_are_refused(text, error, fragment):
+    with pytest.raises(error, match=fragment):
+        Grammar.from_lark(text)
+
+
+def test_long_chains_of_unused_lark_rules_are_dropped():
+    text = 'start: "a"\n' + "".join(f"u{i}: u{i + 1}\n" for i in range(10_000)) + 'u10000: "b"\n'
+    g = Grammar.from_lark(text)
+    assert list(g.rules) == ["start"]

@@ -7,7 +7,8 @@ import jsonschema
 import pytest
 
 from constrained import Grammar
-from constrained.errors import GrammarError, LimitExceededError, UnsupportedSchemaError
+from constrained.errors import (EmptyLanguageError, GrammarError, LimitExceededError,
+                                UnsupportedSchemaError)
 from constrained.json_schema import SchemaOptions, schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle, LarkOracle, to_lark
 
@@ -192,8 +193,11 @@ def test_json_schema_refs_and_recursion():
 def test_json_schema_boolean_and_empty_schemas():
     _check(True, [1, "a", [None, {"a": {}}]], [])
     _check({}, [1, "a", [None, {"a": {}}]], [])
-    g = schema_to_grammar(False)
-    assert not EarleyOracle(g).accepts("null")
+    empty_member = {"type": "object", "properties": {"a": {"enum": []}}, "required": ["a"]}
+    for schema, pointer in ((False, ""), (empty_member, "/properties/a")):
+        with pytest.raises(EmptyLanguageError) as err:
+            schema_to_grammar(schema)
+        assert err.value.pointer == pointer
 
 
 @pytest.mark.parametrize("keyword,schema", [

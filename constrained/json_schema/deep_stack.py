@@ -1,0 +1,47 @@
+"""Run a recursive conversion on a thread with a deep stack, for schemas that nest deeply.
+
+The converter recurses once per level of the schema (and per ``$ref`` it follows), a few
+Python frames each; Python's default recursion limit stops it near 200 levels. Deep documents
+are converted again on a thread whose stack and recursion limit are sized for
+``max_schema_depth``, so the documented limit is the real one.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+_STACK_BYTES = 1 << 30          # address space only: pages are committed as the stack grows
+_RECURSION_LIMIT = 250_000
+_lock = threading.Lock()
+
+
+def call_with_deep_stack(fn: Callable[[], T]) -> T:
+    """``fn()`` on a fresh thread with a 1 GiB stack and a high recursion limit; its result
+    or exception."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn()
+        except BaseException as e:      # handed to the caller's thread below
+            outcome["error"] = e
+
+    with _lock:
+        old_size = threading.stack_size(_STACK_BYTES)
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
+        try:
+            worker = threading.Thread(target=run, name="constrained-deep-schema")
+            worker.start()
+        finally:
+            threading.stack_size(old_size)
+        try:
+            worker.join()
+        finally:
+            sys.setrecursionlimit(old_limit)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
