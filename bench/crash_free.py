@@ -5,7 +5,8 @@
 Each schema is converted, compiled for the vocabulary and asked for its first mask. The outcome
 is one of: compiled (a mask came back), refused (one of the engine's typed errors, naming the
 place), crash (any other exception), hang (no answer within --timeout seconds). The peak memory
-of the process is reported with the counts. A second table times, per phase, a chain of 10,000
+of the process is reported with the counts, and the wall time of each phase (convert, compile,
+first mask) with its worst case. A second table times, per phase, a chain of 10,000
 rules in Lark and GBNF and the refusal of a flat grammar of 100,000 rules.
 """
 from __future__ import annotations
@@ -36,6 +37,8 @@ class CrashFreeReport:
     counts: dict[str, Counter] = field(default_factory=dict)
     failures: list[tuple[str, str, str]] = field(default_factory=list)  # (source, id, detail)
     peak_rss_mb: float = 0.0
+    # phase -> [(seconds, source, id)] of the schemas that reached the phase
+    phases: dict[str, list[tuple[float, str, str]]] = field(default_factory=dict)
 
     def table(self) -> str:
         lines = ["| schemas | compiled | refused (typed) | crash | hang |", "|---|---|---|---|---|"]
@@ -43,6 +46,16 @@ class CrashFreeReport:
             lines.append(f"| {source} ({sum(c.values())}) | {c['compiled']} | {c['refused']} | "
                          f"{c['crash']} | {c['hang']} |")
         lines.append(f"peak memory of the process: {self.peak_rss_mb:.0f} MB")
+        lines += ["", "| phase (all sources) | schemas | p50 ms | p99 ms | max ms | slowest |",
+                  "|---|---|---|---|---|---|"]
+        for phase, rows in self.phases.items():
+            if not rows:
+                continue
+            secs = np.array([r[0] for r in rows]) * 1e3
+            worst = max(rows)
+            lines.append(f"| {phase} | {len(rows)} | {np.percentile(secs, 50):.2f} | "
+                         f"{np.percentile(secs, 99):.1f} | {secs.max():.1f} | "
+                         f"{worst[1]} {worst[2]} |")
         return "\n".join(lines)
 
 
@@ -62,12 +75,22 @@ def run(vocab: Vocabulary, items, timeout: float = 30.0) -> CrashFreeReport:
     """Convert, compile and take the first mask of each schema; count the outcomes."""
     report = CrashFreeReport()
     bitmask = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    for phase in ("convert", "compile", "first mask", "all (incl. refusals)"):
+        report.phases[phase] = []
     for source, name, schema in items:
         counts = report.counts.setdefault(source, Counter())
+        start = time.perf_counter()
         try:
             with time_limit(timeout):
-                compiled = compile_grammar(Grammar.from_json_schema(schema), vocab)
+                t = time.perf_counter()
+                grammar = Grammar.from_json_schema(schema)
+                report.phases["convert"].append((time.perf_counter() - t, source, name))
+                t = time.perf_counter()
+                compiled = compile_grammar(grammar, vocab)
+                report.phases["compile"].append((time.perf_counter() - t, source, name))
+                t = time.perf_counter()
                 compiled.matcher().fill_next_token_bitmask(bitmask)
+                report.phases["first mask"].append((time.perf_counter() - t, source, name))
             outcome = "compiled"
         except TimeLimitExceeded:
             outcome, detail = "hang", f"no answer in {timeout} s"
@@ -75,6 +98,7 @@ def run(vocab: Vocabulary, items, timeout: float = 30.0) -> CrashFreeReport:
             outcome = "refused"
         except Exception as e:  # noqa: BLE001 - exactly what this run looks for
             outcome, detail = "crash", f"{type(e).__name__}: {e}"[:300]
+        report.phases["all (incl. refusals)"].append((time.perf_counter() - start, source, name))
         counts[outcome] += 1
         if outcome in ("crash", "hang"):
             report.failures.append((source, name, detail))

@@ -126,14 +126,26 @@ def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
     return out, int(ids[-1]) + 1
 
 
+def distinct_columns(trans: np.ndarray) -> np.ndarray:
+    """Sorted indexes of the first of each group of equal columns: grouped by a random
+    linear hash of each column (one matrix product), checked exactly afterwards."""
+    n = trans.shape[0]
+    weights = np.random.default_rng(n).integers(1, 1 << 62, size=n, dtype=np.int64) | 1
+    with np.errstate(over="ignore"):
+        hashes = (trans.T.astype(np.int64) + 2) @ weights
+    _, first, group = np.unique(hashes, return_index=True, return_inverse=True)
+    if np.array_equal(trans[:, first[group]], trans):
+        return np.sort(first)
+    _, first = np.unique(trans.T, axis=0, return_index=True)     # a hash collision
+    return np.sort(first)
+
+
 def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     """Moore partition refinement, then BFS renumbering from the initial state (canonical)."""
     n = len(accepting)
     if n == 0:
         return trans, accepting, initial
-    # bytes no state tells apart are one column
-    _, first_col = np.unique(trans.T, axis=0, return_index=True)
-    cols = trans[:, np.sort(first_col)]
+    cols = trans[:, distinct_columns(trans)]   # bytes no state tells apart are one column
     classes = accepting.astype(np.int64)
     n_classes = len(np.unique(classes))
     while True:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from ..automata.byte_dfa import ByteDFA
 from ..errors import LimitExceededError
 from ..grammar._grammar import Terminal
+from .counted_strings import counted_string_automaton
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class GrammarBuilder:
         key = (pattern, exclude)
         name = self._by_pattern.get(key)
         if name is None:
+            if automaton is None:
+                automaton = counted_string_automaton(pattern)
             name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
             self.terminals[name] = Terminal(name, pattern, exclude=exclude, automaton=automaton)
             self._by_pattern[key] = name

@@ -43,6 +43,7 @@ class Converter:
         self._negations: dict[tuple[str, int], str] = {}
         self._open = 0      # value() calls in progress: subschemas and $refs being converted
         self._empty_at: str | None = None   # the first subschema found to admit no instance
+        self._cyclic = False                # some rule refers to itself (through $ref or not)
         self._validator = None
 
     def _make_validator(self):
@@ -79,7 +80,8 @@ class Converter:
     def start(self) -> str:
         piece = self.value(self.index.root, "", 0)
         self.b.define("start", [(self.b.symbol(piece, "VALUE"),)])
-        if piece is None or "start" not in productive_symbols(self.b.rules, self.b.terminals):
+        maybe_empty = piece is None or self._cyclic or "never" in self.b.rules
+        if maybe_empty and "start" not in productive_symbols(self.b.rules, self.b.terminals):
             raise EmptyLanguageError("the schema admits no instance" + (
                 "" if not self._empty_at else " (the first part found to admit none is "
                 "pointed at)"), pointer=self._empty_at or "")
@@ -117,6 +119,8 @@ class Converter:
             return self._ref(schema["$ref"], ptr, depth)
         if "not" in schema:    # complements may lead back to the same schema: one rule each
             key = (json.dumps(schema, sort_keys=True, default=str), depth)
+            if key in self._negations and self._negations[key] not in self.b.rules:
+                self._cyclic = True
             if key not in self._negations:
                 name = self.b.reserve("not")
                 self._negations[key] = name
@@ -171,6 +175,8 @@ class Converter:
             target, tptr = self.index.resolve(uri, ptr)
             piece = self.value(target, tptr, depth)
             self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
+        elif self._refs[key] not in self.b.rules:
+            self._cyclic = True       # a rule that refers to itself may derive nothing
         return Symbol(self._refs[key])
 
     def _flatten(self, s, ptr: str, seen: frozenset):

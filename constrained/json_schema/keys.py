@@ -7,10 +7,12 @@ took most of a typical schema's compile time.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..automata.byte_dfa import ByteDFA, regex_to_byte_dfa
-from ..automata.determinize import minimize, trim
+from ..automata.determinize import minimize
 from ..automata.literal_dfa import byte_trie
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
@@ -43,9 +45,15 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
     the trie; a printable character that leaves it starts any key text (``tail``); an escape or
     a character past ASCII starts it too (``escaped``, only escapes that never decode to
     printable ASCII); a closing quote ends the key where the trie node is not a name."""
-    names = list(names)
+    names = tuple(names)
     if not _plain_ascii(names):
         return None
+    return _key_except_automaton(names, pattern)
+
+
+@lru_cache(maxsize=1024)
+def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
+    """Shared by every schema with the same names: a ByteDFA is never modified."""
     tail = regex_to_byte_dfa(ANY_CHAR + '*"')
     escaped = regex_to_byte_dfa("(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + '*"')
     trie, is_name = byte_trie([n.encode("ascii") for n in names])
@@ -70,7 +78,8 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
         trans[off:off + dfa.n_states] = np.where(dfa.transitions >= 0, dfa.transitions + off, -1)
         acc[off:off + dfa.n_states] = dfa.accepting
     acc[final] = True
-    return ByteDFA(*minimize(*trim(trans, acc, 0)), pattern)
+    # every state reaches the final quote (through the tail), so nothing needs trimming
+    return ByteDFA(*minimize(trans, acc, 0), pattern)
 
 
 def _trie(names) -> dict:
@@ -102,11 +111,16 @@ def _lit(ch: str) -> str:
 
 def _diverge(node: dict) -> str:
     """Trie paths followed by a literal character that leaves the trie."""
-    children = sorted(c for c in node if c is not None)
-    taken = [(ord(c), ord(c)) for c in children] + [(0x22, 0x22), (0x5C, 0x5C)]
-    printable = intersect(complement(taken), ((0x20, 0x7E),))
-    alts = [char_class(printable)] + [_lit(c) + _diverge(node[c]) for c in children]
+    children = tuple(sorted(c for c in node if c is not None))
+    alts = [_printable_except(children)] + [_lit(c) + _diverge(node[c]) for c in children]
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+@lru_cache(maxsize=4096)
+def _printable_except(children: tuple[str, ...]) -> str:
+    """A class of the printable ASCII characters other than ``children``, '"' and '\\'."""
+    taken = [(ord(c), ord(c)) for c in children] + [(0x22, 0x22), (0x5C, 0x5C)]
+    return char_class(intersect(complement(taken), ((0x20, 0x7E),)))
 
 
 def _paths(node: dict) -> str:

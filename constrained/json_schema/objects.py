@@ -100,7 +100,7 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
     if n_max is not None and n_max < n_req:
         return None
     cap = n_max + 1 if n_max is not None else n_min
-    if (len(members) + 1) * (cap + 1) > cv.opts.max_repeat * 4:
+    if cap and (len(members) + 1) * (cap + 1) > cv.opts.max_repeat * 4:
         cv.refuse(ptr + ("/maxProperties" if n_max is not None else "/minProperties"),
                   "maxProperties" if n_max is not None else "minProperties",
                   "property counts too large to expand")

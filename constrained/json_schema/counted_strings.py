@@ -1,0 +1,102 @@
+"""Automata of JSON strings with counted lengths, built directly from one character's DFA.
+
+``"(?:CHAR){lo,hi}"`` read through the regex pipeline costs a subset construction over every
+counted position (tens of milliseconds for ``maxLength: 64``). The same DFA is a chain of copies
+of the one-character DFA: finishing a character in copy ``i`` enters copy ``i + 1``, and the
+closing quote leaves any copy ``lo <= i <= hi``. Built with array operations, then minimized,
+so it is exactly the DFA the regex pipeline would give.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from ..automata.byte_dfa import ByteDFA, regex_to_byte_dfa
+from ..automata.determinize import distinct_columns
+from .chars import ANY_CHAR
+
+_SHAPE = re.compile('(")?' + re.escape(ANY_CHAR) + r'\{(\d+)(?:(,)(\d*))?\}(")?')
+_QUOTE = ord('"')
+
+
+def counted_string_automaton(pattern: str) -> ByteDFA | None:
+    """The DFA of ``pattern`` when it is ``CHAR{lo,hi}`` with optional quotes around it (as
+    the converter writes counted strings and their chunks); None for any other pattern."""
+    m = _SHAPE.fullmatch(pattern)
+    if m is None:
+        return None
+    lo = int(m.group(2))
+    hi = lo if m.group(3) is None else (None if not m.group(4) else int(m.group(4)))
+    if hi is not None and hi < lo:
+        return None
+    return _build(pattern, bool(m.group(1)), lo, hi, bool(m.group(5)))
+
+
+@lru_cache(maxsize=512)
+def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) -> ByteDFA:
+    char = regex_to_byte_dfa(ANY_CHAR)
+    done = int(np.flatnonzero(char.accepting)[0])      # the state after one whole character
+    keep = np.flatnonzero(np.arange(char.n_states) != done)
+    index = np.full(char.n_states, -1, dtype=np.int64)
+    index[keep] = np.arange(len(keep))
+    n = len(keep)                                       # states of one copy (no "done")
+    q0 = int(index[char.initial])
+    inner = char.transitions[keep]
+    base = 1 if opening else 0                          # state 0: before the opening quote
+    # copies 0 .. full-1 of the character's states; ``top``: the state after the last copy
+    # (hi characters read, or at least lo for {lo,}, whose characters run in copy lo-1)
+    full = max(lo, 1) if hi is None else hi
+    top = base + full * n
+    final = top + 1                                     # after the closing quote
+    trans = np.full((final + 1, 256), -1, dtype=np.int32)
+    acc = np.zeros(final + 1, dtype=bool)
+
+    def copy_rows(rows: np.ndarray, off: int, after: int) -> np.ndarray:
+        """``rows`` of the character DFA placed at copy ``off``; a finished character goes
+        to state ``after``."""
+        return np.where(rows == done, after,
+                        np.where(rows >= 0, index[np.maximum(rows, 0)] + off, -1))
+
+    for i in range(full):
+        off = base + i * n
+        after = base + (i + 1) * n + q0 if i + 1 < full else top
+        trans[off:off + n] = copy_rows(inner, off, after)
+    if hi is None and lo == 0:
+        ends = [base + q0]                              # {0,}: copy 0 loops on itself
+        trans[base:base + n] = copy_rows(inner, base, base + q0)
+    elif hi is None:
+        ends = [top]
+        trans[top] = copy_rows(inner[q0], base + (lo - 1) * n, top)
+    else:
+        ends = [base + i * n + q0 for i in range(lo, full)] + [top]
+    if closing:
+        trans[ends, _QUOTE] = final
+        acc[final] = True
+    else:
+        acc[ends] = True
+    if opening:
+        trans[0, _QUOTE] = base + q0
+    start = 0 if opening else base + q0
+    return ByteDFA(*_bfs_numbered(trans, acc, start), pattern)
+
+
+def _bfs_numbered(trans: np.ndarray, acc: np.ndarray, start: int):
+    """Reachable states renumbered breadth first from the start: the regex pipeline's
+    canonical order (the chain is minimal and every state live by construction). Targets are
+    visited in byte order; the first byte of each group of equal columns gives that order."""
+    small = trans[:, distinct_columns(trans)].tolist()
+    order, number = [start], {start: 0}
+    i = 0
+    while i < len(order):
+        for c in small[order[i]]:
+            if c >= 0 and c not in number:
+                number[c] = len(order)
+                order.append(c)
+        i += 1
+    perm = np.full(len(trans), -1, dtype=np.int64)
+    perm[order] = np.arange(len(order))
+    out = trans[order]
+    out = np.where(out >= 0, perm[np.maximum(out, 0)], -1).astype(np.int32)
+    return np.ascontiguousarray(out), acc[order].copy(), 0
