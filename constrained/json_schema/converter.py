@@ -69,6 +69,9 @@ class Converter:
 
     def validates(self, instance, schema) -> bool:
         """Whether ``instance`` is valid under ``schema`` (refs resolve against the root)."""
+        simple = _simple_check(instance, schema)
+        if simple is not None:
+            return simple
         if self._validator is None:
             self._validator = self._make_validator()
         try:
@@ -396,3 +399,44 @@ class Converter:
 def _constraint_keys(s: dict):
     return [k for k in s if k not in ANNOTATIONS and k != "$ref"]
 
+
+_JSON_TYPES = {"null": lambda v: v is None, "boolean": lambda v: isinstance(v, bool),
+               "string": lambda v: isinstance(v, str), "array": lambda v: isinstance(v, list),
+               "object": lambda v: isinstance(v, dict),
+               "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+               "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
+               or isinstance(v, float) and v.is_integer()}
+
+
+def _simple_check(instance, schema) -> bool | None:
+    """Validity under a schema of only enum/const/type and annotations, decided without the
+    jsonschema package (None: the schema says more; ask the validator)."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict) or any(k not in ANNOTATIONS and k not in ("enum", "const",
+                                                                                "type")
+                                           for k in schema):
+        return None
+    types = schema.get("type")
+    if types is not None:
+        names = types if isinstance(types, list) else [types]
+        if not any(_JSON_TYPES.get(t, lambda v: False)(instance) for t in names):
+            return False
+    if "const" in schema and not _json_equal(instance, schema["const"]):
+        return False
+    if "enum" in schema and not any(_json_equal(instance, v) for v in schema["enum"]):
+        return False
+    return True
+
+
+def _json_equal(a, b) -> bool:
+    """JSON equality: 1 == 1.0, true != 1, objects by members, arrays by order."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b

@@ -98,10 +98,9 @@ class Vocabulary:
     def hash(self) -> str:
         """Stable hex digest of everything that determines masks over this vocabulary."""
         h = hashlib.sha256()
-        h.update(f"v1|{self.size}|{len(self.token_bytes)}|".encode())
-        for t in self.token_bytes:
-            h.update(len(t).to_bytes(4, "little"))
-            h.update(t)
+        h.update(f"v2|{self.size}|{len(self.token_bytes)}|".encode())
+        h.update(self.token_lengths.astype("<i4").tobytes())    # lengths, then all the bytes
+        h.update(b"".join(self.token_bytes))
         h.update(repr(sorted(self.eos_token_ids)).encode())
         h.update(repr(sorted(self.special_token_ids)).encode())
         return h.hexdigest()
@@ -118,8 +117,7 @@ class Vocabulary:
     @cached_property
     def token_lengths(self) -> np.ndarray:
         """int32[n_tokens]: byte length of every token."""
-        return np.fromiter((len(t) for t in self.token_bytes), dtype=np.int32,
-                           count=len(self.token_bytes))
+        return np.array(list(map(len, self.token_bytes)), dtype=np.int32).reshape(-1)
 
     @cached_property
     def byte_matrix(self) -> np.ndarray:
