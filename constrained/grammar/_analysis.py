@@ -124,3 +124,18 @@ def clean_rules(rules: dict[str, tuple[tuple[str, ...], ...]], terminals: dict, 
     kept = {n: a for n, a in kept.items() if n in reach}
     terms = {n: t for n, t in terminals.items() if n in reach}
     return kept, terms, Hygiene(unproductive, unreachable, tuple(dropped))
+
+
+def empty_language_at(text: str, start: str, definition: str) -> EmptyLanguageError:
+    """The EmptyLanguageError of a grammar text whose start rule derives nothing, placed at
+    the start rule's definition (``definition``: a regex of its head, ``{name}`` for the
+    rule's name)."""
+    import re
+    m = re.search(definition.format(name=re.escape(start)), text, re.MULTILINE)
+    message = (f"the start rule {start!r} derives no finite string (the grammar's language "
+               "is empty)")
+    if m is None:
+        return EmptyLanguageError(message)
+    line = text.count("\n", 0, m.start(1)) + 1
+    column = m.start(1) - (text.rfind("\n", 0, m.start(1)) + 1) + 1
+    return EmptyLanguageError(message, line=line, column=column)

@@ -16,8 +16,8 @@ groups nested deeper than 200, and token references ``<...>`` (which name token 
 """
 from __future__ import annotations
 
-from ..errors import GrammarError, LimitExceededError
-from ._analysis import check_size, clean_rules
+from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
+from ._analysis import check_size, clean_rules, empty_language_at
 from ._grammar import Terminal
 from ._regex_translate import escape_literal, merge_ranges, ranges_to_class
 
@@ -48,7 +48,10 @@ def grammar_from_gbnf(cls, text: str, start: str = "root", *, max_rules: int = 1
             line, col = parser.where(pos)
             raise GrammarError(f"undefined rule {name!r}", line=line, column=col)
     rules = {n: tuple(a) for n, a in parser.rules.items()}
-    rules, terminals, _ = clean_rules(rules, parser.terminals, start)
+    try:
+        rules, terminals, _ = clean_rules(rules, parser.terminals, start)
+    except EmptyLanguageError:
+        raise empty_language_at(text, start, r"^[ \t]*({name})[ \t]*::=") from None
     return cls(start=start, rules=rules, terminals=terminals, source="gbnf", text=text)
 
 

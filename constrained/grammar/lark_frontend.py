@@ -24,8 +24,8 @@ from lark.lexer import PatternStr
 from lark.load_grammar import load_grammar
 from lark.tree import Tree
 
-from ..errors import ConstrainedError, GrammarError, LimitExceededError
-from ._analysis import check_defined, check_size, clean_rules
+from ..errors import ConstrainedError, EmptyLanguageError, GrammarError, LimitExceededError
+from ._analysis import check_defined, check_size, clean_rules, empty_language_at
 from ._grammar import Terminal
 from ._lark_scan import LarkScan, where
 from ._regex_translate import escape_literal, to_interegular
@@ -54,7 +54,7 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
     limits.check(text)
     with _collector_paused():
         parser = _load(text, start, import_paths, path, allow_outside_imports, limits)
-    terminals = {str(t.name): _terminal(t) for t in parser.terminals}
+    terminals = {str(t.name): _terminal(t, text) for t in parser.terminals}
     rules: dict[str, list[tuple[str, ...]]] = {}
     for rule in parser.rules:
         expansion = []
@@ -71,7 +71,11 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
         if name not in terminals:
             raise GrammarError(f"%ignore names {name}, which is not a defined terminal")
     check_defined(frozen, terminals, start)
-    frozen, kept_terms, _ = clean_rules(frozen, terminals, start, ignore)
+    try:
+        frozen, kept_terms, _ = clean_rules(frozen, terminals, start, ignore)
+    except EmptyLanguageError:
+        raise empty_language_at(text, start, r"^[ \t]*[?!]?({name})\b[ \t]*(?:\.-?\d+)?[ \t]*:") \
+            from None
     return cls(start=start, rules=frozen, terminals=kept_terms, ignore=ignore, source="lark",
                text=text)
 
@@ -391,7 +395,7 @@ def _import_guard(import_paths: list[str], path: str | None, allow_outside: bool
     return loader
 
 
-def _terminal(tdef) -> Terminal:
+def _terminal(tdef, text: str) -> Terminal:
     pat = tdef.pattern
     flags = frozenset(getattr(pat, "flags", ()) or ())
     if isinstance(pat, PatternStr):
@@ -399,12 +403,10 @@ def _terminal(tdef) -> Terminal:
     else:
         source = _KNOWN_PATTERNS.get(pat.value, pat.value)
     regex = to_interegular(source, flags, name=tdef.name, unicode=True)
-    _check_language(tdef.name, regex)
+    if re.fullmatch(regex, ""):   # the rewritten pattern is valid Python ``re`` syntax too
+        raw = getattr(pat, "raw", None)
+        place = (where(text, text.index(raw)) if raw and raw in text
+                 else _definition(text, tdef.name)) or (None, None)
+        raise GrammarError(f"terminal {tdef.name} matches the empty string; terminals must "
+                           "match at least one character", line=place[0], column=place[1])
     return Terminal(str(tdef.name), regex, int(tdef.priority or 0))
-
-
-def _check_language(name: str, regex: str) -> None:
-    # the rewritten pattern is also valid Python ``re`` syntax with the same meaning
-    if re.fullmatch(regex, ""):
-        raise GrammarError(f"terminal {name} matches the empty string; terminals must match "
-                           "at least one character")

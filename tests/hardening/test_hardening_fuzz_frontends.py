@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from constrained import ConstrainedError, Grammar, Vocabulary, compile_grammar
+from constrained import ConstrainedError, Grammar, GrammarError, Vocabulary, compile_grammar
 from matcher_fuzz import check_token_sequence
 
 TOKENS = [b"a", b"b", b"ab", b"x", b"1", b"12", b" ", b"\n", b'"', b"{", b"}", b"[", b"]", b",",
@@ -87,7 +87,17 @@ _TEXTS = {("lark", "grammars"): _grammar_text("lark"), ("gbnf", "grammars"): _gr
 def test_random_grammar_text(fmt, kind, data):
     text = data.draw(_TEXTS[(fmt, kind)])
     try:
-        _exercise(Grammar.from_lark(text) if fmt == "lark" else Grammar.from_gbnf(text))
+        grammar = Grammar.from_lark(text) if fmt == "lark" else Grammar.from_gbnf(text)
+    except GrammarError as e:   # the front-end's refusals say where, briefly
+        assert len(str(e)) < 700
+        missing_start = "no rule named" in str(e) or "start rule 'start' is not defined" in str(e)
+        assert e.line is not None or e.position is not None or missing_start, e
+        return
+    except ConstrainedError as e:
+        assert len(str(e)) < 700
+        return
+    try:
+        _exercise(grammar)
     except ConstrainedError:
         pass
 
