@@ -58,14 +58,21 @@ def derivable(alternatives: Iterable[tuple[Hashable, Iterable[Hashable]]],
     waiting: dict = {}
     ready = []
     for head, symbols in alternatives:
-        need = {s for s in symbols if s not in result}
-        if not need:
+        k = len(heads)
+        need = 0
+        for s in symbols:          # each occurrence counts: no set per alternative
+            if s not in result:
+                need += 1
+                w = waiting.get(s)
+                if w is None:
+                    waiting[s] = [k]
+                else:
+                    w.append(k)
+        if need:
+            heads.append(head)
+            missing.append(need)
+        else:
             ready.append(head)
-            continue
-        for s in need:
-            waiting.setdefault(s, []).append(len(heads))
-        heads.append(head)
-        missing.append(len(need))
     while ready:
         head = ready.pop()
         if head in result:
