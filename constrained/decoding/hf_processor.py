@@ -1,9 +1,12 @@
 """A Hugging Face LogitsProcessor that constrains ``model.generate`` with compiled grammars.
 
 One matcher per batch row. The first call sees the prompts and only masks; every later call
-first feeds each row's newest token to its matcher. Rows whose matcher accepted an
-end-of-sequence token are left alone (generate pads them). Beam search reorders rows between
-calls and is not supported; sampling and greedy search (with num_return_sequences) are.
+first feeds each row's newest token to its matcher. A row whose matcher accepted an
+end-of-sequence token stays masked to the vocabulary's end-of-sequence tokens, so nothing
+follows the grammar's end even when ``generate`` does not stop the row: pass those ids
+(``vocab.eos_token_ids``) as ``eos_token_id`` to ``generate`` so it stops and pads the row.
+Beam search reorders rows between calls and is not supported; sampling and greedy search
+(with num_return_sequences) are.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
-from ..bitmask import apply_token_bitmask_inplace, bitmask_words
+from ..bitmask import apply_token_bitmask_inplace, bitmask_words, token_ids_to_bitmask
 from ..errors import DeadEndError, DecodingError, VocabularyError
 from .setup import resolve_grammar, resolve_vocab
 
@@ -49,6 +52,7 @@ class GrammarLogitsProcessor(LogitsProcessor):
         compiled = self.compiled * batch if len(self.compiled) == 1 else self.compiled
         self.matchers = [c.matcher() for c in compiled]
         self._bitmask = np.zeros((batch, bitmask_words(self.vocab.size)), dtype=np.int32)
+        self._eos_only = token_ids_to_bitmask(sorted(self.vocab.eos_token_ids), self.vocab.size)
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         batch, width = scores.shape
@@ -70,15 +74,12 @@ class GrammarLogitsProcessor(LogitsProcessor):
                     raise DeadEndError(f"row {r}: token {last[r]} is not allowed by the grammar "
                                        "(was the processor reused across generate calls?)")
         bitmask = self._bitmask
-        live = []
         for r, m in enumerate(self.matchers):
             if m.is_terminated():
-                bitmask[r] = -1
+                bitmask[r] = self._eos_only     # after the end: end-of-sequence tokens only
             else:
                 m.fill_next_token_bitmask(bitmask, r)
-                live.append(r)
-        if live:
-            apply_token_bitmask_inplace(scores, torch.from_numpy(bitmask), self.vocab.size)
+        apply_token_bitmask_inplace(scores, torch.from_numpy(bitmask), self.vocab.size)
         return scores
 
     @property

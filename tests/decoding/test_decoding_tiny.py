@@ -131,6 +131,21 @@ def test_decoding_processor_matches_loop_greedily(tiny):
     assert got == loop.token_ids
 
 
+def test_processor_keeps_a_finished_row_to_end_of_sequence_tokens(tiny):
+    """generate() stopping only on other ids must not let text follow the grammar's end."""
+    model, vocab = tiny
+    cg = compile_grammar(Grammar.from_regex("ab"), vocab)
+    proc = GrammarLogitsProcessor(cg)
+    assert 0 not in vocab.eos_token_ids     # generate stops on token 0, never on the EOS
+    out = model.generate(torch.tensor([PROMPT]), logits_processor=[proc], do_sample=True,
+                         temperature=5.0, max_new_tokens=8, pad_token_id=0, eos_token_id=0)
+    got = out[0, len(PROMPT):].tolist()
+    text = b"".join(vocab.token_bytes[t] for t in got if t not in vocab.eos_token_ids)
+    assert text == b"ab"
+    first_end = next(i for i, t in enumerate(got) if t in vocab.eos_token_ids)
+    assert all(t in vocab.eos_token_ids for t in got[first_end:])
+
+
 def test_decoding_bad_inputs_raise_typed_errors(tiny):
     model, vocab = tiny
     with pytest.raises(DecodingError, match="empty batch"):
