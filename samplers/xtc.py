@@ -14,8 +14,9 @@ from ._candidates import Candidates
 def xtc(c: Candidates, threshold: Tensor, min_keep: Tensor, fire: Tensor) -> None:
     """Remove every token with p >= threshold except the least likely of them.
 
-    Only when at least two tokens reach the threshold and size - (count - 1) >= min_keep. Among
-    equally likely survivors, the one last in (p desc, id asc) order (the highest id) stays.
+    Only when at least two tokens reach the threshold and size - (count - 1) >= min_keep. The
+    least likely is the one with the lowest logit (probabilities may underflow and tie); among
+    equal logits, the one last in (logit desc, id asc) order (the highest id) stays.
     """
     if not bool(fire.any()):
         return
@@ -28,8 +29,10 @@ def xtc(c: Candidates, threshold: Tensor, min_keep: Tensor, fire: Tensor) -> Non
     ok = fire & (n - pos_last >= min_keep) & (pos_last > 0)
     if not bool(ok.any()):
         return
-    key = torch.where(above, probs, torch.full_like(probs, 2.0))
-    pmin = key.min(dim=1, keepdim=True).values
+    # the least likely by logit: probabilities that underflow to 0 would all tie
+    key = torch.where(above, c.logits, torch.full_like(c.logits, float("inf")))
+    lmin = key.min(dim=1, keepdim=True).values
     ids = c.token_ids()
-    survivor = torch.where(above & (probs == pmin), ids, torch.full_like(ids, -1)).max(dim=1, keepdim=True).values
+    survivor = torch.where(above & (c.logits == lmin), ids,
+                           torch.full_like(ids, -1)).max(dim=1, keepdim=True).values
     c.remove(ok[:, None] & above & (ids != survivor))

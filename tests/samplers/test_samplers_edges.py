@@ -91,6 +91,9 @@ def test_ties_go_to_lower_token_id():
     # XTC keeps the least likely token above the threshold; among equals, the highest id
     out = filt(np.log([0.3, 0.3, 0.3, 0.1]), "x", xtc_probability=1.0, xtc_threshold=0.2)
     assert torch.isfinite(out)[0].nonzero().flatten().tolist() == [2, 3]
+    # threshold 0: the least likely by logit stays, even where float32 probabilities underflow
+    out = filt([-10.0, 0.0, 200.0], "x", xtc_probability=1.0, xtc_threshold=0.0)
+    assert torch.isfinite(out)[0].nonzero().flatten().tolist() == [0]
 
 
 def test_top_k_tie_crossing_window_edge_is_exact():
