@@ -363,7 +363,8 @@ class SamplerChain:
         elif name == "temperature":
             _temperature(c, g.temp, g.dyn_range, g.dyn_exp, act)
         elif name == "infill":
-            out = _infill(c.logits, self.eos_token_ids, self.token_texts, ids=c.ids)
+            out = _infill(c.logits, self.eos_token_ids, self.token_texts, ids=c.ids,
+                          keep_logits=True)   # later stages see the logits, as in llama.cpp
             c.logits = out.to(c.logits.dtype)
             c.sorted = False
         elif name == "mirostat":

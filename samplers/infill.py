@@ -13,8 +13,10 @@ Meant to run after the truncation samplers, on the candidates still in play. Ste
 5. drop non-EOG tokens with p < 1 / (n_non_eog + 1); renormalise.
 
 A *candidate* is a token whose logit is finite: truncation samplers and masks set the others to
--inf. Output logits are the log of the new probabilities (-inf for dropped tokens), so a later
-``dist`` sampler draws from exactly the distribution llama.cpp would.
+-inf. ``infill`` returns the log of the new probabilities (-inf for dropped tokens): what
+llama.cpp's infill step writes into its candidates' ``p``. As a chain stage (InfillSampler) the
+survivors keep their input logits instead: llama.cpp's next ``dist`` step recomputes the softmax
+from the logits, so it draws from the survivors' unchanged logits, and so does this chain.
 
 Deviation, on purpose: when step 4 would return an EOT token that is not a candidate (masked, for
 example by a grammar that does not allow the end here), that step is skipped rather than
@@ -66,12 +68,14 @@ def infill_candidates(candidates: Sequence[tuple[int, float]], eog_ids: Iterable
 
 
 def infill(logits, eog_ids: Iterable[int], token_texts: Sequence[bytes | str],
-           eot_id: int | None = None, ids=None):
+           eot_id: int | None = None, ids=None, keep_logits: bool = False):
     """Apply the infill sampler to logits [V] or [B, V] (torch tensor or numpy array).
 
     Returns a new array of the same type and shape holding log-probabilities: the kept tokens'
-    log p, -inf elsewhere. Rows are processed independently. With ``ids`` (same shape, integer)
-    the logits are a compact block: entry j of row b is token ``ids[b, j]``.
+    log p, -inf elsewhere (``keep_logits``: the kept tokens' input logits instead, as a
+    following llama.cpp ``dist`` step sees them). Rows are processed independently. With
+    ``ids`` (same shape, integer) the logits are a compact block: entry j of row b is token
+    ``ids[b, j]``.
     """
     eog = frozenset(int(t) for t in eog_ids)
     if not eog:
@@ -92,6 +96,9 @@ def infill(logits, eog_ids: Iterable[int], token_texts: Sequence[bytes | str],
     out = np.full(rows.shape, -np.inf)
     for r in range(rows.shape[0]):
         out[r] = _infill_row(rows[r], id_rows[r], np.isin(id_rows[r], eog_list), token_texts, eot)
+        if keep_logits:
+            kept = np.isfinite(out[r])
+            out[r][kept] = rows[r][kept]
     out = out.reshape(arr.shape)
     if is_torch:
         host = out.astype(np.float32) if logits.dtype == torch.float32 else out
@@ -100,7 +107,8 @@ def infill(logits, eog_ids: Iterable[int], token_texts: Sequence[bytes | str],
 
 
 class InfillSampler:
-    """The infill sampler as a chain stage: ``sampler(logits) -> logits``."""
+    """The infill sampler as a chain stage: ``sampler(logits) -> logits``; the survivors keep
+    their logits, so a following ``dist`` draws what llama.cpp's would."""
 
     name = NAME
     letter = LETTER
@@ -114,7 +122,7 @@ class InfillSampler:
         self.eot_id = _default_eot(self.eog_ids, eot_id)
 
     def __call__(self, logits):
-        return infill(logits, self.eog_ids, self.token_texts, self.eot_id)
+        return infill(logits, self.eog_ids, self.token_texts, self.eot_id, keep_logits=True)
 
     def __repr__(self) -> str:
         return f"InfillSampler(eog={sorted(self.eog_ids)}, eot={self.eot_id})"

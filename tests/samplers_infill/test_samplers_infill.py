@@ -178,3 +178,19 @@ def test_end_tokens_never_merge_even_with_text():
     # "<" would absorb the EOG token if its name counted as text; it must stay separate
     got = _as_dict(infill_candidates(_cands({0: 0.6, 1: 0.36, 2: 0.04}), [2], texts))
     _check(got, {0: 0.6, 1: 0.36, 2: 0.04})
+
+
+def test_chain_stage_keeps_the_survivors_logits():
+    """llama.cpp's dist step after infill recomputes the softmax from the unchanged logits of
+    the survivors; the chain stage hands on exactly those logits."""
+    from samplers.infill import InfillSampler, infill
+    texts = [b"a", b"ab", b"abc", b"x", b""]
+    logits = np.array([1.0, 0.8, 0.2, 0.5, -1.0])
+    merged = infill(logits, [4], texts)
+    staged = InfillSampler([4], texts)(logits)
+    kept = np.isfinite(merged)
+    assert np.array_equal(kept, np.isfinite(staged)) and kept.sum() >= 1
+    assert np.array_equal(staged[kept], logits[kept])
+    # the merged probabilities (what the infill step writes) differ from that softmax
+    drawn = np.exp(staged[kept]) / np.exp(staged[kept]).sum()
+    assert not np.allclose(np.exp(merged[kept]), drawn)
