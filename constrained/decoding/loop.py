@@ -439,3 +439,10 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
         pass
     results = decoder.results
     return results[0] if single else results
+
+
+def generate_healed(model, tokenizer_or_vocab, prompts: Any, **options: Any
+                    ) -> GenerationResult | list[GenerationResult]:
+    """``generate`` with ``token_healing=True``: each result's ``text`` is exactly the
+    continuation after its original prompt (``token_ids`` list the regenerated tokens too)."""
+    return generate(model, tokenizer_or_vocab, prompts, token_healing=True, **options)

@@ -87,16 +87,16 @@ class Grammar:
     def from_json_schema(cls, schema, **options) -> "Grammar":
         """A grammar of the JSON texts valid under a JSON Schema (dict, bool or JSON text).
 
-        Options are constrained.json_schema.SchemaOptions fields (whitespace, separators,
+        Options are constrained.grammar.json_schema.SchemaOptions fields (whitespace, separators,
         lenient, ...); the result carries ``dropped`` (what lenient mode did not enforce).
         """
-        from ..json_schema import schema_to_grammar
+        from .json_schema import schema_to_grammar
         return schema_to_grammar(schema, **options)
 
     @classmethod
     def from_pydantic(cls, model, **options) -> "Grammar":
         """A grammar of the JSON texts valid for a Pydantic model class (via its JSON Schema)."""
-        from ..json_schema import pydantic_to_grammar
+        from .json_schema import pydantic_to_grammar
         return pydantic_to_grammar(model, **options)
 
     @property

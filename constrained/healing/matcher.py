@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bitmask import bitmask_row, bitmask_words, bytes_arg, int_arg, pack_bool
-from ..matching import GrammarMatcher
+from ..matching import CompiledGrammar, GrammarMatcher
 from ..errors import MatcherError
 from ..vocabulary import Vocabulary
 from .prefix import PrefixIndex, ids_to_bool
@@ -204,3 +204,21 @@ class HealingMatcher(GrammarMatcher):
     def n_steps(self) -> int:
         """Number of steps accepted (what rollback can undo)."""
         return len(self._steps)
+
+
+class HealingGrammar(CompiledGrammar):
+    """Matchers that force ``prefix`` and then follow ``inner`` (None: unconstrained)."""
+
+    def __init__(self, vocab: Vocabulary, prefix: bytes, inner: CompiledGrammar | None = None
+                 ) -> None:
+        self.vocab = vocab
+        self.inner = inner
+        self.grammar = inner.grammar if inner is not None else None
+        self.prefix = bytes(prefix)
+
+    def matcher(self) -> HealingMatcher:
+        return HealingMatcher(self.vocab, self.prefix,
+                              self.inner.matcher() if self.inner is not None else None)
+
+    def __repr__(self) -> str:
+        return f"HealingGrammar(prefix={self.prefix!r}, inner={self.inner!r})"

@@ -7,7 +7,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from constrained import Grammar, Vocabulary  # noqa: E402
-from constrained.healing import HealingGrammar, generate_healed  # noqa: E402
+from constrained.decoding import generate_healed  # noqa: E402
+from constrained.healing import HealingGrammar  # noqa: E402
 
 EXTRA = [b"ab", b"abc", b"://", b":/", b" {", b' {"', b" [", b" 1"]
 

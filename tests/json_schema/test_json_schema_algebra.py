@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from constrained.json_schema import schema_to_grammar
+from constrained.grammar.json_schema import schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle, reorder
 from random_schemas import random_value
 

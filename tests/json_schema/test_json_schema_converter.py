@@ -9,7 +9,7 @@ import pytest
 from constrained import Grammar
 from constrained.errors import (EmptyLanguageError, GrammarError, LimitExceededError,
                                 UnsupportedSchemaError)
-from constrained.json_schema import SchemaOptions, schema_to_grammar
+from constrained.grammar.json_schema import SchemaOptions, schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle, LarkOracle, to_lark
 
 

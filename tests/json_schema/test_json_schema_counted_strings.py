@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from constrained.automata.byte_dfa import _build_general
-from constrained.json_schema.chars import ANY_CHAR
-from constrained.json_schema.counted_strings import counted_string_automaton
+from constrained.grammar.json_schema.chars import ANY_CHAR
+from constrained.grammar.json_schema.counted_strings import counted_string_automaton
 
 CASES = [(lo, hi) for lo in range(4) for hi in [None, lo, lo + 1, lo + 3]] + \
     [(0, 32), (32, 32), (7, None), (10, 20)]

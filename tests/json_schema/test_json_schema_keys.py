@@ -10,7 +10,7 @@ from constrained import Grammar
 from constrained.automata.byte_dfa import _build_general
 from constrained.cfg.prepare import prepare_grammar
 from constrained.errors import LimitExceededError
-from constrained.json_schema.keys import key_except, key_except_automaton
+from constrained.grammar.json_schema.keys import key_except, key_except_automaton
 
 NAME_SETS = [[], [""], ["a"], ["a", "ab", "b"], ["name", "age", "tags"], ["", "x y", "~!"],
              ["id", "items", "note", "paid"], ["a-b.c", "a_b", "A B", "[x]", "{y}", "1", "10"]]

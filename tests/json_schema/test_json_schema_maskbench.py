@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from constrained.errors import LimitExceededError, UnsupportedSchemaError
-from constrained.json_schema import schema_to_grammar
+from constrained.grammar.json_schema import schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "maskbench-dev"

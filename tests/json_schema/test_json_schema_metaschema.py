@@ -16,7 +16,7 @@ specifications = pytest.importorskip("jsonschema_specifications")
 
 from constrained import Grammar  # noqa: E402
 from constrained.errors import ConstrainedError, GrammarError, LimitExceededError  # noqa: E402
-from constrained.json_schema.metaschema import check_schema  # noqa: E402
+from constrained.grammar.json_schema.metaschema import check_schema  # noqa: E402
 
 DIALECTS = {
     4: ("http://json-schema.org/draft-04/schema#", "draft4", jsonschema.Draft4Validator),

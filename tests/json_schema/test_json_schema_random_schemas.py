@@ -17,7 +17,7 @@ from constrained import Vocabulary, compile_grammar
 from constrained.decoding.budget import CompletionPlanner
 from constrained.decoding.byte_tokens import ByteTokenizer
 from constrained.errors import EmptyLanguageError, LimitExceededError, UnsupportedSchemaError
-from constrained.json_schema import schema_to_grammar
+from constrained.grammar.json_schema import schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle
 from random_schemas import random_schema, random_value
 from walks import random_walk

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from constrained.errors import EmptyLanguageError, LimitExceededError, UnsupportedSchemaError
-from constrained.json_schema import schema_to_grammar
+from constrained.grammar.json_schema import schema_to_grammar
 from json_schema_lark_oracle import EarleyOracle, reorder
 
 SUITE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "json-schema-test-suite"

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..automata.byte_dfa import ByteDFA, regex_to_byte_dfa
-from ..automata.determinize import distinct_columns
+from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
+from ...automata.determinize import distinct_columns
 from .chars import ANY_CHAR
 
 _SHAPE = re.compile('(")?' + re.escape(ANY_CHAR) + r'\{(\d+)(?:(,)(\d*))?\}(")?')

@@ -17,7 +17,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from ..errors import UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
 from .merge import ANNOTATIONS, type_set
 from .witnesses import Witness, witness
 

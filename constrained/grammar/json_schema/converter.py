@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import re
 
-from ..deadline import check_deadline
-from ..errors import (EmptyLanguageError, GrammarError, LimitExceededError,
+from ...deadline import check_deadline
+from ...errors import (EmptyLanguageError, GrammarError, LimitExceededError,
                       UnsupportedSchemaError)
-from ..grammar._analysis import productive_symbols
+from .._analysis import productive_symbols
 from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
 from .chars import ANY_CHAR, literal_string

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ..automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
+from ...automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING

@@ -5,9 +5,9 @@ import json
 from contextvars import copy_context
 from dataclasses import dataclass, field
 
-from ..deadline import compile_deadline
-from ..errors import GrammarError, LimitExceededError
-from ..grammar._grammar import Grammar
+from ...deadline import compile_deadline
+from ...errors import GrammarError, LimitExceededError
+from .._grammar import Grammar
 from .converter import Converter
 from .deep_stack import call_with_deep_stack
 from .metaschema import check_schema

@@ -11,9 +11,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..automata.byte_dfa import ByteDFA, regex_to_byte_dfa
-from ..automata.determinize import minimize
-from ..automata.literal_dfa import byte_trie
+from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
+from ...automata.determinize import minimize
+from ...automata.literal_dfa import byte_trie
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 

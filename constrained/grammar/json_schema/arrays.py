@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import LimitExceededError
+from ...errors import LimitExceededError
 from .builder import Piece, Symbol
 
 if TYPE_CHECKING:

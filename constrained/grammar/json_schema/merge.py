@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
 
 _TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
 _MAXIMA = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum",

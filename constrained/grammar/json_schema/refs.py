@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from urllib.parse import unquote, urljoin, urldefrag
 
-from ..errors import UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
 
 DEFAULT_BASE = "https://schema.invalid/root.json"
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",

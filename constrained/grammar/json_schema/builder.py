@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..automata.byte_dfa import ByteDFA
-from ..errors import LimitExceededError
-from ..grammar._grammar import Terminal
+from ...automata.byte_dfa import ByteDFA
+from ...errors import LimitExceededError
+from .._grammar import Terminal
 from .counted_strings import counted_string_automaton
 
 

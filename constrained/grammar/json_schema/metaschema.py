@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import GrammarError, LimitExceededError
+from ...errors import GrammarError, LimitExceededError
 from .refs import pointer_escape
 
 _TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})

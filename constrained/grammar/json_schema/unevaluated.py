@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from ..errors import UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
 
 if TYPE_CHECKING:
     from .converter import Converter
