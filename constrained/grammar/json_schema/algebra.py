@@ -14,6 +14,8 @@ which is sound under both readings.
 """
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -30,6 +32,10 @@ SCALAR_KEYWORDS = frozenset(STRING_KEYWORDS + NUMBER_KEYWORDS + ("type", "enum",
 MAX_DISJUNCTS = 256
 MAX_PREFIX_CASES = 4
 _TYPES = ("null", "boolean", "object", "array", "string", "number")
+_ALL_TYPES = frozenset(_TYPES) | {"integer"}
+_LITERAL_KEYWORDS = frozenset({"enum", "const", "required", "dependentRequired", "dependencies",
+                               "type", "pattern", "format"})
+_NAME_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
 
 
 def atomic_not(body) -> tuple[list[dict], list[Witness]] | None:
@@ -95,7 +101,7 @@ def expand(cv: "Converter", s: dict, ptr: str) -> list | None:
     if "not" in s and atomic_not(s["not"]) is None:
         body = rest.pop("not")
         try:
-            disjuncts = negate(cv, body, ptr + "/not")
+            disjuncts = negate(cv, body, ptr + "/not", _Facts.of_context(rest))
         except UnsupportedSchemaError as e:
             if not cv.opts.lenient:
                 raise
@@ -143,8 +149,10 @@ def dependencies(s: dict, ptr: str) -> list[tuple[str, list[str], object]]:
     return [(n, r, _branch(*sch)) for n, (r, sch) in out.items() if r or sch]
 
 
-def negate(cv: "Converter", schema, ptr: str) -> list:
-    """Schemas whose union accepts exactly the instances ``schema`` rejects."""
+def negate(cv: "Converter", schema, ptr: str, context: "_Facts | None" = None) -> list:
+    """Schemas whose union accepts exactly the instances ``schema`` rejects, among the
+    instances of ``context`` (what the caller intersects the union with): disjuncts that
+    provably contradict the context are left out."""
     if _all(schema):
         return []
     if schema is False:
@@ -160,12 +168,12 @@ def negate(cv: "Converter", schema, ptr: str) -> list:
     out: list = []
     if "anyOf" in rest:
         branches = rest.pop("anyOf")
-        out += _conjunction(cv, [negate(cv, b, f"{ptr}/anyOf/{i}")
-                                 for i, b in enumerate(branches)], ptr + "/anyOf")
+        out += _conjunction(cv, [negate(cv, b, f"{ptr}/anyOf/{i}", context)
+                                 for i, b in enumerate(branches)], ptr + "/anyOf", context)
     if "oneOf" in rest:
         branches = rest.pop("oneOf")
-        out += _conjunction(cv, [negate(cv, b, f"{ptr}/oneOf/{i}")
-                                 for i, b in enumerate(branches)], ptr + "/oneOf")
+        out += _conjunction(cv, [negate(cv, b, f"{ptr}/oneOf/{i}", context)
+                                 for i, b in enumerate(branches)], ptr + "/oneOf", context)
         out += [_branch(x, y) for x, y in combinations(branches, 2)]
     if "not" in rest:
         out.append(rest.pop("not"))
@@ -185,24 +193,137 @@ def negate(cv: "Converter", schema, ptr: str) -> list:
         rest.pop(key, None)
     out += _negate_plain(cv, rest, ptr)
     out = [d for d in out if d is not False]
+    if context is not None:
+        out = [d for d in out if context.join(_Facts.of(d)) is not None]
     if len(out) > MAX_DISJUNCTS:
         raise UnsupportedSchemaError(f"the complement has more than {MAX_DISJUNCTS} branches",
                                      pointer=ptr or "#", keyword="not")
     return out
 
 
-def _conjunction(cv, alternatives: list[list], ptr: str) -> list:
+def _conjunction(cv, alternatives: list[list], ptr: str,
+                 context: "_Facts | None" = None) -> list:
     """The disjuncts of a conjunction of disjunctions (their product), without the
-    combinations whose types exclude each other."""
-    acc: list[tuple[list, frozenset | None]] = [([], None)]
+    combinations that provably admit no instance (types that exclude each other, a member
+    both required and absent, a member failing a schema the context makes it satisfy), and
+    without combinations that contain another one (they add no instance)."""
+    acc: list[tuple[frozenset, list, _Facts]] = [(frozenset(), [], context or _Facts())]
     for alts in alternatives:
-        typed = [(d, _types_of(d)) for d in alts]
-        acc = [(parts + [d], _meet(ts, t)) for parts, ts in acc for d, t in typed
-               if _meet(ts, t) != frozenset()]
+        typed = [(d, _canonical(d), _Facts.of(d)) for d in alts]
+        grown: dict[frozenset, tuple[frozenset, list, _Facts]] = {}
+        for keys, parts, facts in acc:
+            for d, key, f in typed:
+                joint = facts.join(f)
+                if joint is None:
+                    continue
+                nk = keys | {key}
+                if nk not in grown:
+                    grown[nk] = (nk, parts if key in keys else parts + [d], joint)
+        ordered = sorted(grown.values(), key=lambda e: len(e[0]))
+        acc = []
+        for entry in ordered:
+            if not any(kept[0] < entry[0] for kept in acc):
+                acc.append(entry)
         if len(acc) > MAX_DISJUNCTS:
             raise UnsupportedSchemaError(f"the complement has more than {MAX_DISJUNCTS} branches",
                                          pointer=ptr or "#", keyword="not")
-    return [_branch(*parts) for parts, _ in acc]
+    return [_branch(*parts) for _, parts, _ in acc]
+
+
+def _canonical(schema) -> str:
+    """The schema as text, without annotations (equal texts: equal schemas)."""
+    return json.dumps(_without_annotations(schema), sort_keys=True, default=repr)
+
+
+def _without_annotations(s):
+    if isinstance(s, list):
+        return [_without_annotations(x) for x in s]
+    if not isinstance(s, dict):
+        return s
+    out = {}
+    for k, v in s.items():
+        if k in ANNOTATIONS:
+            continue
+        if k in _LITERAL_KEYWORDS:
+            out[k] = v
+        elif k in _NAME_MAPS and isinstance(v, dict):
+            out[k] = {n: _without_annotations(x) for n, x in v.items()}
+        else:
+            out[k] = _without_annotations(v)
+    return out
+
+
+def _comparable(schema) -> bool:
+    """Whether equal texts mean equal schemas ($refs are absolute by now; dynamic
+    references depend on where they are evaluated)."""
+    text = _canonical(schema)
+    return "$dynamicRef" not in text and "$recursiveRef" not in text
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What schemas say about an instance as far as their tops show: its types, members that
+    must be present or absent, members that fail a schema (``failing``) or satisfy one
+    (``holding``) when present, and the only names members may have (``names``, None: any).
+    ``join`` is None when the facts contradict each other: no instance has them all."""
+
+    types: frozenset | None = None
+    present: frozenset = frozenset()
+    absent: frozenset = frozenset()
+    failing: frozenset = frozenset()     # (name, canonical schema)
+    holding: frozenset = frozenset()     # (name, canonical schema)
+    names: frozenset | None = None
+
+    @staticmethod
+    def of(d) -> "_Facts":
+        """The facts of one disjunct (an allOf of disjuncts joins its parts' facts)."""
+        if isinstance(d, dict) and set(d) == {"allOf"}:
+            out: _Facts | None = _Facts()
+            for part in d["allOf"]:
+                out = out.join(_Facts.of(part)) if out is not None else None
+            return out if out is not None else _Facts(types=frozenset())
+        types = _types_of(d)
+        if not isinstance(d, dict) or types != frozenset({"object"}):
+            return _Facts(types=types)
+        present, absent, failing = set(), set(), set()
+        for name, sub in (d.get("properties") or {}).items():
+            if sub is False:
+                absent.add(name)
+            elif isinstance(sub, dict) and set(sub) == {"not"} and _comparable(sub["not"]):
+                failing.add((name, _canonical(sub["not"])))     # if present, it fails
+        present.update(r for r in d.get("required") or [] if isinstance(r, str))
+        return _Facts(types=types, present=frozenset(present), absent=frozenset(absent),
+                      failing=frozenset(failing))
+
+    @staticmethod
+    def of_context(s) -> "_Facts | None":
+        """The facts of the (flattened) schema a complement is intersected with."""
+        if not isinstance(s, dict):
+            return None
+        props = s.get("properties") or {}
+        required = frozenset(r for r in s.get("required") or [] if isinstance(r, str))
+        closed = s.get("additionalProperties") is False and not s.get("patternProperties")
+        return _Facts(types=_types_of(s), present=required,
+                      absent=frozenset(n for n, v in props.items() if v is False),
+                      holding=frozenset((n, _canonical(v)) for n, v in props.items()
+                                        if _comparable(v)),
+                      names=frozenset(props) if closed else None)
+
+    def join(self, other: "_Facts") -> "_Facts | None":
+        types = _meet(self.types, other.types)
+        if types == frozenset():
+            return None
+        present, absent = self.present | other.present, self.absent | other.absent
+        failing, holding = self.failing | other.failing, self.holding | other.holding
+        names = other.names if self.names is None else self.names if other.names is None \
+            else self.names & other.names
+        if present & absent or names is not None and present - names or any(
+                n in present for n, _ in failing & holding):
+            # member facts bind objects only: contradicting ones leave the other types
+            types = (_ALL_TYPES if types is None else types) - {"object"}
+            if not types:
+                return None
+        return _Facts(types, present, absent, failing, holding, names)
 
 
 def _meet(a: frozenset | None, b: frozenset | None) -> frozenset | None:
@@ -320,7 +441,7 @@ def _negate_object(p: dict, ptr: str) -> list:
         out.append(_object(**{"not": {"propertyNames": p["propertyNames"]}}))
     for name in dict.fromkeys(r for r in p.get("required") or [] if isinstance(r, str)):
         out.append(_object(properties={name: False}))
-    for name, sub in (p.get("properties") or {}).items():
+    for name, sub in props.items():
         if not _all(sub):
             out.append(_object(required=[name], properties={name: {"not": sub}}))
     if _count(p.get("minProperties")) > 0:
