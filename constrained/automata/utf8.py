@@ -18,8 +18,8 @@ _LENGTH_LIMITS = (0x7F, 0x7FF, 0xFFFF, MAX_CODE_POINT)
 ByteSeq = tuple[tuple[int, int], ...]
 
 
-def normalize_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted, merged, non-overlapping inclusive ranges with surrogates removed."""
+def merge_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, merged, non-overlapping inclusive ranges (empty ones dropped)."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(ranges):
         if lo > hi:
@@ -28,6 +28,12 @@ def normalize_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]
             out[-1] = (out[-1][0], max(out[-1][1], hi))
         else:
             out.append((lo, hi))
+    return out
+
+
+def normalize_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, merged, non-overlapping inclusive ranges with surrogates removed."""
+    out = merge_ranges(ranges)
     result = []
     for lo, hi in out:
         if hi < _SURROGATES[0] or lo > _SURROGATES[1]:

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import interegular
 
+from ..automata.utf8 import merge_ranges
 from ..errors import GrammarError
 
 _SUPPORTED_FLAGS = frozenset("aimsxu")
@@ -131,17 +132,6 @@ def ranges_to_class(ranges: list[tuple[int, int]], negate: bool = False) -> str:
         else:
             parts.append(f"{class_char(chr(lo))}-{class_char(chr(hi))}")
     return "[" + ("^" if negate else "") + "".join(parts) + "]"
-
-
-def merge_ranges(ranges) -> list[tuple[int, int]]:
-    """Sort and merge overlapping or adjacent code point ranges."""
-    out: list[list[int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + 1:
-            out[-1][1] = max(out[-1][1], hi)
-        else:
-            out.append([lo, hi])
-    return [(lo, hi) for lo, hi in out]
 
 
 @lru_cache(maxsize=None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ...automata.utf8 import merge_ranges
 from .ranges import fixed_width_range
 
 MAX_CP = 0x10FFFF
@@ -22,13 +23,7 @@ _HEX = "[0-9a-fA-F]"
 
 def normalize(ranges) -> Ranges:
     """Sorted, merged, non-overlapping ranges."""
-    out: list[list[int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + 1:
-            out[-1][1] = max(out[-1][1], hi)
-        else:
-            out.append([lo, hi])
-    return tuple((a, b) for a, b in out)
+    return tuple(merge_ranges(ranges))
 
 
 def complement(ranges) -> Ranges:

@@ -142,13 +142,7 @@ def _non_key_ends(node: dict) -> str | None:
 
 
 def _general_key_except(names) -> str:
-    trie: dict = {}
-    for name in names:
-        node = trie
-        for ch in name:
-            node = node.setdefault(ch, {})
-        node[None] = {}
-    return '"' + _node(trie)
+    return '"' + _node(_trie(names))
 
 
 def _node(node: dict) -> str:
