@@ -253,11 +253,12 @@ def _without_annotations(s):
     return out
 
 
-def _comparable(schema) -> bool:
-    """Whether equal texts mean equal schemas ($refs are absolute by now; dynamic
-    references depend on where they are evaluated)."""
+def _fact_key(schema) -> str | None:
+    """The canonical text of a member's schema, or None when equal texts need not mean equal
+    schemas ($refs are absolute by now; dynamic references depend on where they are
+    evaluated)."""
     text = _canonical(schema)
-    return "$dynamicRef" not in text and "$recursiveRef" not in text
+    return None if "$dynamicRef" in text or "$recursiveRef" in text else text
 
 
 @dataclass(frozen=True)
@@ -289,8 +290,10 @@ class _Facts:
         for name, sub in (d.get("properties") or {}).items():
             if sub is False:
                 absent.add(name)
-            elif isinstance(sub, dict) and set(sub) == {"not"} and _comparable(sub["not"]):
-                failing.add((name, _canonical(sub["not"])))     # if present, it fails
+            elif isinstance(sub, dict) and set(sub) == {"not"}:
+                key = _fact_key(sub["not"])
+                if key is not None:
+                    failing.add((name, key))                     # if present, it fails
         present.update(r for r in d.get("required") or [] if isinstance(r, str))
         return _Facts(types=types, present=frozenset(present), absent=frozenset(absent),
                       failing=frozenset(failing))
@@ -305,8 +308,9 @@ class _Facts:
         closed = s.get("additionalProperties") is False and not s.get("patternProperties")
         return _Facts(types=_types_of(s), present=required,
                       absent=frozenset(n for n, v in props.items() if v is False),
-                      holding=frozenset((n, _canonical(v)) for n, v in props.items()
-                                        if _comparable(v)),
+                      holding=frozenset((n, k) for n, k in
+                                        ((n, _fact_key(v)) for n, v in props.items())
+                                        if k is not None),
                       names=frozenset(props) if closed else None)
 
     def join(self, other: "_Facts") -> "_Facts | None":
