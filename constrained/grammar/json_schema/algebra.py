@@ -20,7 +20,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from ...errors import UnsupportedSchemaError
-from .merge import ANNOTATIONS, type_set
+from .merge import ANNOTATIONS, contains_conditions, type_set
 from .witnesses import Witness, witness
 
 if TYPE_CHECKING:
@@ -481,13 +481,11 @@ def _negate_array(p: dict, ptr: str) -> list:
         out.append(_array(maxItems=_count(p["minItems"]) - 1))
     if p.get("maxItems") is not None:
         out.append(_array(minItems=_count(p["maxItems"]) + 1))
-    if "contains" in p:
-        least = _count(p.get("minContains", 1))
-        most = p.get("maxContains")
+    for cond, least, most in contains_conditions(p):     # one condition fails
         if least > 0:
-            out.append(_array(contains=p["contains"], minContains=0, maxContains=least - 1))
+            out.append(_array(contains=cond, minContains=0, maxContains=least - 1))
         if most is not None:
-            out.append(_array(contains=p["contains"], minContains=_count(most) + 1))
+            out.append(_array(contains=cond, minContains=most + 1))
     return out
 
 

@@ -1,16 +1,20 @@
 """Array rules: prefixItems, items, minItems/maxItems and contains as linear rule chains.
 
-An array is a chain of states (position, number of items matching ``contains`` so far), both
-capped where further counting changes nothing, so bounds cost rules linear in the bound and
-unbounded arrays end in a loop. Each item is either a hit (its position's schema and the
-``contains`` schema) or a miss (its position's schema and not the ``contains`` schema).
+An array is a chain of states (position, number of items matching each ``contains`` condition
+so far), all capped where further counting changes nothing, so bounds cost rules linear in the
+bound and unbounded arrays end in a loop. Each item falls in one class: its position's schema,
+and for each condition (an allOf may bring several) that condition or its negation.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from itertools import product
+from math import prod
+
 from ...errors import LimitExceededError
 from .builder import Piece, Symbol
+from .merge import contains_conditions
 
 if TYPE_CHECKING:
     from .converter import Converter
@@ -34,77 +38,77 @@ def array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     schemas = [(sub, f"{pptr}/{i}") for i, sub in enumerate(prefix)]
     if hi is None or hi > len(schemas):
         schemas.append((rest, rptr))
-    least, most = _contains_counts(s)
-    if "contains" in s and (least > 0 or most is not None):
-        cond = s["contains"]
-        hits = [_piece(cv, {"allOf": [sub, cond]}, p, depth) for sub, p in schemas]
-        misses = [_piece(cv, {"allOf": [sub, {"not": cond}]}, p, depth) for sub, p in schemas]
-    else:
-        least, most = 0, None
-        hits = [_piece(cv, sub, p, depth) for sub, p in schemas]
-        misses = [None] * len(hits)
+    conds = [(c, least, most) for c, least, most in contains_conditions(s)
+             if least > 0 or most is not None]          # minContains 0 alone says nothing
+    if any(most is not None and least > most for _, least, most in conds):
+        return None
+    # an item's class: the set of conditions it meets (bit i: condition i)
+    classes = range(1 << len(conds))
+    pieces = [[_piece(cv, {"allOf": [sub] + [c if m >> i & 1 else {"not": c}
+                                             for i, (c, _, _) in enumerate(conds)]}
+                      if conds else sub, p, depth) for m in classes]
+              for sub, p in schemas]
     # positions past the last item schema that has an instance are out of reach
-    reach = next((i for i, (h, m) in enumerate(zip(hits, misses)) if h is None and m is None),
-                 None)
+    reach = next((i for i, row in enumerate(pieces) if all(x is None for x in row)), None)
     if reach is not None:
         hi = reach if hi is None else min(hi, reach)
-    if hi is not None and lo > hi or most is not None and least > most:
+    if hi is not None and lo > hi:
         return None
     last = len(schemas) - 1       # positions from here on share one item schema
     top = hi if hi is not None else max(lo, last, 1)
-    count_cap = most + 1 if most is not None else least
-    if top > cv.opts.max_repeat or (top + 1) * (count_cap + 1) > cv.opts.max_repeat * 4:
+    caps = [most + 1 if most is not None else least for _, least, most in conds]
+    n_counts = prod(cap + 1 for cap in caps)
+    if top > cv.opts.max_repeat or (top + 1) * n_counts > cv.opts.max_repeat * 4:
         raise LimitExceededError(f"array bounds need {top} rules, above max_repeat "
                                  f"{cv.opts.max_repeat} (at {ptr or '#'})")
     sep = lay.item_sep(depth)
 
-    def item(i: int, hit: bool) -> str | None:
-        k = min(i, last)
-        return hits[k] if hit else misses[k]
+    def counted(counts: tuple, m: int) -> tuple:
+        return tuple(min(c + (m >> i & 1), cap) for i, (c, cap) in enumerate(zip(counts, caps)))
 
-    # after[(i, c)]: what may follow i items of which c are hits (capped), separator first
-    after: dict[tuple[int, int], str | None] = {}
+    def alive(counts: tuple) -> bool:
+        return all(most is None or c <= most for c, (_, _, most) in zip(counts, conds))
+
+    def done(counts: tuple) -> bool:
+        return all(c >= least for c, (_, least, _) in zip(counts, conds))
+
+    # after[(i, counts)]: what may follow i items with these (capped) counts per condition,
+    # separator first; counts only grow, so reversed order defines every target first
+    after: dict[tuple[int, tuple], str | None] = {}
+    all_counts = list(product(*(range(cap + 1) for cap in caps)))
     for i in range(top, -1, -1):
-        for c in range(count_cap, -1, -1):
-            alive = most is None or c <= most
-            alts = [()] if alive and i >= lo and c >= least else []
+        for counts in reversed(all_counts):
+            ok = alive(counts)
+            alts = [()] if ok and i >= lo and done(counts) else []
             loop = hi is None and i == top
-            if alive and (hi is None or i < hi):
-                for hit in (True, False):
-                    sym = item(i, hit)
+            if ok and (hi is None or i < hi):
+                for m in classes:
+                    sym = pieces[min(i, last)][m]
                     if sym is None:
                         continue
-                    nc = min(c + 1, count_cap) if hit else c
-                    target = "__self__" if loop and nc == c else after.get(
+                    nc = counted(counts, m)
+                    target = "__self__" if loop and nc == counts else after.get(
                         (min(i + 1, top), nc))
                     if target:
                         alts.append(sep + (sym, target))
             if not alts:
-                after[(i, c)] = None
+                after[(i, counts)] = None
                 continue
             name = b.rule(alts, "items")
-            after[(i, c)] = _self_ref(b, name) if loop else name
+            after[(i, counts)] = _self_ref(b, name) if loop else name
     first = []
-    for hit in (True, False) if hi is None or hi >= 1 else ():
-        sym = item(0, hit)
-        nc = min(1, count_cap) if hit else 0
-        if sym is not None and after.get((min(1, top), nc)):
-            first.append((sym, after[(min(1, top), nc)]))
+    start = tuple(0 for _ in conds)
+    for m in classes if hi is None or hi >= 1 else ():
+        sym = pieces[0][m]
+        nxt = after.get((min(1, top), counted(start, m)))
+        if sym is not None and nxt:
+            first.append((sym, nxt))
     alts = []
     if first:
         alts.append(lay.open("[", depth) + (b.rule(first, "elems"),) + lay.close("]", depth))
-    if lo == 0 and least == 0:
+    if lo == 0 and done(start):
         alts.append(lay.empty("[]", depth))
     return Symbol(b.rule(alts, "arr")) if alts else None
-
-
-def _contains_counts(s: dict) -> tuple[int, int | None]:
-    """How many items must (at least, at most) match ``contains``."""
-    if "contains" not in s:
-        return 0, None
-    least = int(s.get("minContains", 1))
-    most = s.get("maxContains")
-    return least, None if most is None else int(most)
 
 
 def _piece(cv: "Converter", schema, ptr: str, depth: int) -> str | None:

@@ -14,7 +14,7 @@ from .chars import ANY_CHAR, literal_string
 from .formats import format_body
 from .layout import Layout
 from .long_strings import chunked_string
-from .merge import ANNOTATIONS, merge, type_set
+from .merge import ANNOTATIONS, for_validator, merge, type_set
 from .multiples import multiple_pattern
 from .numbers import NUMBER, bounds, integer_pattern, number_pattern, outside
 from .objects import object_piece
@@ -75,7 +75,7 @@ class Converter:
         if self._validator is None:
             self._validator = self._make_validator()
         try:
-            return self._validator(schema).is_valid(instance)
+            return self._validator(for_validator(schema)).is_valid(instance)
         except Exception:  # noqa: BLE001 - an unusable schema fragment: be conservative
             return False
 

@@ -6,6 +6,7 @@ form raises UnsupportedSchemaError with the pointer of the allOf.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -19,6 +20,9 @@ _MINIMA = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimu
 _SAME = ("pattern", "format", "uniqueItems", "contains", "unevaluatedProperties",
          "unevaluatedItems", "$dynamicRef")
 _CONDITION = ("if", "then", "else")
+CONTAINS_ALL = "__contains__"
+_CONTAINS_KEYS = ("contains", "minContains", "maxContains", CONTAINS_ALL)
+_VALUES = ("enum", "const", "default", "examples")
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id", "id",
                          "$comment", "readOnly", "writeOnly", "deprecated", "$defs",
                          "definitions", "contentEncoding", "contentMediaType", "contentSchema",
@@ -46,6 +50,19 @@ def merge(a, b, pointer: str):
     if a is False or b is False:
         return False
     a, b = _without_dangling_cases(a), _without_dangling_cases(b)
+    ca, cb = contains_conditions(a), contains_conditions(b)
+    a, b = (x if cx else _without_contains(x) for x, cx in ((a, ca), (b, cb)))
+    if ca and cb and (CONTAINS_ALL in a or CONTAINS_ALL in b or a["contains"] != b["contains"]):
+        rest = merge(_without_contains(a), _without_contains(b), pointer)
+        if rest is False:
+            return False
+        out = {} if rest is True else dict(rest)
+        conditions: dict[str, list] = {}
+        for c in ca + cb:
+            conditions.setdefault(json.dumps(c, sort_keys=True, default=repr), list(c))
+        out[CONTAINS_ALL] = list(conditions.values())
+        out["__merged__"] = True
+        return out
     if "if" in a and "if" in b:     # one condition stays, the other becomes its two cases
         b = _condition_as_union(b)
     out = dict(a)
@@ -70,6 +87,45 @@ def merge(a, b, pointer: str):
     _merge_properties(out, a, b, pointer)
     out["__merged__"] = True
     return out
+
+
+def contains_conditions(s) -> list[tuple[object, int, int | None]]:
+    """The ``contains`` conditions of a (merged) schema: for each ``(schema, least, most)``,
+    the number of items valid under ``schema`` lies in [least, most] (most None: unbounded).
+    Merging two schemas with different ``contains`` keeps both under ``CONTAINS_ALL``."""
+    if not isinstance(s, dict):
+        return []
+    if CONTAINS_ALL in s:
+        return [tuple(c) for c in s[CONTAINS_ALL]]
+    if "contains" not in s:
+        return []
+    most = s.get("maxContains")
+    return [(s["contains"], int(s.get("minContains", 1)), None if most is None else int(most))]
+
+
+def for_validator(s):
+    """``s`` as a standard validator reads it: ``CONTAINS_ALL`` written out as an allOf of
+    ``contains`` schemas (the same object back when nothing needed writing out)."""
+    if isinstance(s, list):
+        out = [for_validator(x) for x in s]
+        return s if all(x is y for x, y in zip(out, s)) else out
+    if not isinstance(s, dict):
+        return s
+    out = {k: v if k in _VALUES else for_validator(v) for k, v in s.items()}
+    if CONTAINS_ALL in out:
+        conds = [{"contains": for_validator(c), "minContains": least,
+                  **({} if most is None else {"maxContains": most})}
+                 for c, least, most in out.pop(CONTAINS_ALL)]
+        return {"allOf": [out] + conds}
+    return s if all(out[k] is s[k] for k in s) else out
+
+
+def _without_contains(s: dict) -> dict:
+    """``s`` without its contains conditions (and without minContains/maxContains, which
+    mean nothing without contains)."""
+    if not any(k in s for k in _CONTAINS_KEYS):
+        return s
+    return {k: v for k, v in s.items() if k not in _CONTAINS_KEYS}
 
 
 def _without_dangling_cases(s: dict) -> dict:

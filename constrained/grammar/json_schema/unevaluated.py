@@ -17,6 +17,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 from ...errors import UnsupportedSchemaError
+from .merge import contains_conditions
 
 if TYPE_CHECKING:
     from .converter import Converter
@@ -87,7 +88,7 @@ def _own(s: dict) -> tuple[dict, Evaluated]:
         prefix=len(items) if isinstance(items, list) else len(own.get("prefixItems") or []),
         all_items=("items" in own and not isinstance(items, list)) or (
             isinstance(items, list) and "additionalItems" in own),
-        contains=(own["contains"],) if "contains" in own else ())
+        contains=tuple(cond for cond, _, _ in contains_conditions(own)))
 
 
 def _product(cv, a: list[Case], b: list[Case], ptr: str) -> list[Case]:
