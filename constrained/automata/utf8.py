@@ -46,17 +46,18 @@ def normalize_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]
     return result
 
 
-def complement_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Every code point (surrogates excluded) not covered by ``ranges``."""
+def complement_ranges(ranges: Iterable[tuple[int, int]], *,
+                      surrogates: bool = False) -> list[tuple[int, int]]:
+    """Every code point not covered by ``ranges`` (surrogates only when asked for)."""
     out = []
     nxt = 0
-    for lo, hi in normalize_ranges(ranges):
+    for lo, hi in merge_ranges(ranges):
         if lo > nxt:
             out.append((nxt, lo - 1))
         nxt = hi + 1
     if nxt <= MAX_CODE_POINT:
         out.append((nxt, MAX_CODE_POINT))
-    return normalize_ranges(out)
+    return out if surrogates else normalize_ranges(out)
 
 
 def chars_to_ranges(chars: Iterable[str]) -> list[tuple[int, int]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...automata.utf8 import merge_ranges
+from ...automata.utf8 import complement_ranges, merge_ranges
 from .ranges import fixed_width_range
 
 MAX_CP = 0x10FFFF
@@ -27,14 +27,7 @@ def normalize(ranges) -> Ranges:
 
 
 def complement(ranges) -> Ranges:
-    out, prev = [], 0
-    for lo, hi in normalize(ranges):
-        if lo > prev:
-            out.append((prev, lo - 1))
-        prev = hi + 1
-    if prev <= MAX_CP:
-        out.append((prev, MAX_CP))
-    return tuple(out)
+    return tuple(complement_ranges(ranges, surrogates=True))
 
 
 def intersect(a, b) -> Ranges:
