@@ -267,7 +267,64 @@ done:
     return result;
 }
 
+/* allowed_ids(words, ids_list): the ids (from aligned int32 arrays) whose bit is set in the
+   packed mask ``words``, in order, repeats kept; ids outside the mask are skipped */
+static PyObject *allowed_ids(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_words, *ids_list;
+    if (!PyArg_ParseTuple(args, "OO!", &o_words, &PyList_Type, &ids_list))
+        return NULL;
+    Py_buffer vw;
+    if (PyObject_GetBuffer(o_words, &vw, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    if (!is_int32(&vw)) {
+        PyErr_SetString(PyExc_TypeError, "allowed_ids: words must hold aligned int32 words");
+        goto done;
+    }
+    const uint32_t *w = vw.buf;
+    Py_ssize_t n_bits = (vw.len / 4) * 32;
+    result = PyList_New(0);
+    if (!result)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(ids_list); i++) {
+        Py_buffer v;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(ids_list, i), &v,
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        int bad = !is_int32(&v);
+        const int32_t *tok = v.buf;
+        for (Py_ssize_t j = 0; j < v.len / 4 && !bad; j++) {
+            int32_t t = tok[j];
+            if (t < 0 || (Py_ssize_t)t >= n_bits || !((w[t >> 5] >> (t & 31)) & 1u))
+                continue;
+            PyObject *o = PyLong_FromLong(t);
+            if (!o || PyList_Append(result, o) < 0) {
+                Py_XDECREF(o);
+                bad = 2;
+                break;
+            }
+            Py_DECREF(o);
+        }
+        PyBuffer_Release(&v);
+        if (bad) {
+            if (bad == 1)
+                PyErr_SetString(PyExc_TypeError, "allowed_ids: ids must be aligned int32 arrays");
+            Py_CLEAR(result);
+            goto done;
+        }
+    }
+done:
+    PyBuffer_Release(&vw);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"allowed_ids", allowed_ids, METH_VARARGS,
+     "allowed_ids(words, ids_list) -> list: the ids of the int32 arrays whose bit is set in the "
+     "packed mask words"},
     {"descend", descend, METH_VARARGS,
      "descend(node, col, words, ids, young, memo_get, advance, resolve, dead) -> nodes visited"},
     {"assemble_mask", assemble_mask, METH_VARARGS,

@@ -35,6 +35,9 @@ class CompiledCFG(CompiledGrammar):
         self.text_ok = vocab.text_token_mask[:vocab.n_tokens].astype(np.uint8).tobytes()
 
     def matcher(self):
+        if self.grammar.distinct_keys or self.grammar.distinct_arrays:
+            from .distinct_strings import DistinctStringsMatcher
+            return DistinctStringsMatcher(self)
         from .matcher import CFGMatcher
         return CFGMatcher(self)
 

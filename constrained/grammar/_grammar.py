@@ -31,6 +31,11 @@ class Grammar:
     ``rules`` maps a rule name to its alternatives; each alternative is a tuple of symbol names,
     each naming a rule or a terminal. ``ignore`` lists terminals that may appear between any two
     terminals (Lark's %ignore). ``source`` says which front-end made it ("regex", "lark", ...).
+    ``distinct_keys``: the sentences are JSON texts, and one whose objects repeat a key
+    (compared decoded) is not a sentence; the grammar's matchers enforce it
+    (constrained.cfg.distinct_strings), so rules need not track which keys were written.
+    ``distinct_arrays``: terminals that open JSON arrays whose items are strings that must be
+    distinct (compared decoded); enforced the same way.
     """
 
     start: str
@@ -39,6 +44,8 @@ class Grammar:
     ignore: tuple[str, ...] = ()
     source: str = ""
     text: str = field(default="", compare=False)
+    distinct_keys: bool = False
+    distinct_arrays: tuple[str, ...] = ()
 
     @classmethod
     def from_regex(cls, pattern: str) -> "Grammar":
@@ -116,4 +123,6 @@ class Grammar:
         terms = ";".join(f"{t.name}={t.pattern!r}@{t.priority}"
                          + "".join(f"-{e!r}" for e in t.exclude)
                          for t in sorted(self.terminals.values(), key=lambda t: t.name))
-        return f"start={self.start}|{rules}|{terms}|ignore={','.join(self.ignore)}"
+        return (f"start={self.start}|{rules}|{terms}|ignore={','.join(self.ignore)}"
+                + ("|distinct_keys" if self.distinct_keys else "")
+                + "".join(f"|distinct_array={n}" for n in self.distinct_arrays))

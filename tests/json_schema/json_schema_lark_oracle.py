@@ -5,8 +5,27 @@ lexer tries every terminal match, the closest Lark setting to the regex-language
 """
 from __future__ import annotations
 
+import json
+
 import lark
 import regex
+
+
+def keys_distinct(text: str) -> bool:
+    """Whether no object of a JSON text repeats a key (what Grammar.distinct_keys adds to the
+    rules); True for texts that are not JSON (the rules judge those)."""
+    def pairs(items):
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys):
+            raise KeyError("duplicate")
+        return dict(items)
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except KeyError:
+        return False
+    except ValueError:
+        pass
+    return True
 
 
 def _lark_regex(pattern: str) -> str:
@@ -49,10 +68,13 @@ class LarkOracle:
     """
 
     def __init__(self, g) -> None:
+        self.distinct_keys = g.distinct_keys
         self.parser = lark.Lark(to_lark(g), parser="earley", lexer="dynamic_complete",
                                 start="start")
 
     def accepts(self, text: str) -> bool:
+        if self.distinct_keys and not keys_distinct(text):
+            return False
         try:
             self.parser.parse(text)
             return True
@@ -65,6 +87,9 @@ class EarleyOracle:
     end position of a terminal's full match (terminals are regular languages)."""
 
     def __init__(self, g) -> None:
+        if g.distinct_arrays:
+            raise NotImplementedError("the oracle does not know which arrays must hold distinct "
+                                      "strings; judge with a matcher (engine_acceptor)")
         self.g = g
         self.terms = {n: regex.compile(t.pattern) for n, t in g.terminals.items()}
         # a terminal's full matches exclude those of its ``exclude`` patterns
@@ -94,6 +119,8 @@ class EarleyOracle:
                 return
 
     def accepts(self, text: str) -> bool:
+        if self.g.distinct_keys and not keys_distinct(text):
+            return False
         rules, n = self.g.rules, len(text)
         charts: list[set] = [set() for _ in range(n + 1)]
         agenda: list[list] = [[] for _ in range(n + 1)]
@@ -193,3 +220,21 @@ def reorder(schema, data, root=None):
                 else reorder(rest, v, root) if rest is not None else v
                 for i, v in enumerate(data)]
     return data
+
+
+def engine_acceptor(g):
+    """accepts(text) by the engine's matcher over a byte vocabulary, for grammars the oracles
+    cannot judge alone (Grammar.distinct_arrays: which arrays those are is the parser's
+    knowledge); the matcher itself is tested against brute force in tests/cfg."""
+    from constrained import compile_grammar
+    from constrained.vocabulary import Vocabulary
+    vocab = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<eos>"],
+                                        eos_token_ids=[256])
+    compiled = compile_grammar(g, vocab)
+
+    class _Acceptor:
+        @staticmethod
+        def accepts(text: str) -> bool:
+            m = compiled.matcher()
+            return m.accept_string(text) and m.is_accepting()
+    return _Acceptor()

@@ -70,7 +70,9 @@ def _convert(schema, options: SchemaOptions) -> SchemaGrammar:
     cv = Converter(schema, options)
     start = cv.start()
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
-                         source="json_schema", text=text, dropped=tuple(cv.dropped),
+                         source="json_schema", text=text, distinct_keys=True,
+                         distinct_arrays=tuple(cv.b.distinct_arrays),
+                         dropped=tuple(cv.dropped),
                          format_annotations=tuple(cv.format_annotations))
 
 

@@ -12,8 +12,14 @@ from typing import TYPE_CHECKING
 from itertools import product
 from math import prod
 
+import json
+
+import numpy as np
+
+from ...automata.byte_dfa import regex_difference_dfa, regex_to_byte_dfa
+from ...automata.finite import dfa_is_finite, dfa_texts
 from ...errors import LimitExceededError
-from .builder import Piece, Symbol
+from .builder import Piece, Regular, Symbol
 from .merge import contains_conditions
 
 if TYPE_CHECKING:
@@ -33,8 +39,16 @@ def array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     lo = int(s.get("minItems", 0) or 0)
     hi = s.get("maxItems")
     hi = None if hi is None else int(hi)
+    distinct = False
     if s.get("uniqueItems") is True and not (hi is not None and hi <= 1):
-        cv.refuse(ptr + "/uniqueItems", "uniqueItems", "uniqueItems cannot be enforced")
+        count = _distinct_strings(cv, s, prefix, rest, rptr, depth)
+        if count is None:
+            cv.refuse(ptr + "/uniqueItems", "uniqueItems", "uniqueItems is enforced for "
+                      "arrays whose items are strings (one item schema, no contains)")
+        else:
+            distinct = True
+            if count >= 0:
+                hi = count if hi is None else min(hi, count)
     schemas = [(sub, f"{pptr}/{i}") for i, sub in enumerate(prefix)]
     if hi is None or hi > len(schemas):
         schemas.append((rest, rptr))
@@ -105,10 +119,37 @@ def array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
             first.append((sym, nxt))
     alts = []
     if first:
-        alts.append(lay.open("[", depth) + (b.rule(first, "elems"),) + lay.close("]", depth))
+        alts.append(lay.open("[", depth, distinct) + (b.rule(first, "elems"),)
+                    + lay.close("]", depth))
     if lo == 0 and done(start):
         alts.append(lay.empty("[]", depth))
     return Symbol(b.rule(alts, "arr")) if alts else None
+
+
+_MAX_DISTINCT = 256
+
+
+def _distinct_strings(cv, s: dict, prefix, rest, ptr: str, depth: int) -> int | None:
+    """For uniqueItems: None unless every item is a string of one regular language (then the
+    matcher keeps items distinct); else the most distinct items the array can hold: -1 when
+    the language is infinite, its number of strings when finite, at most _MAX_DISTINCT (an
+    array of more distinct strings from one finite language is not produced; documented)."""
+    if prefix or contains_conditions(s) or rest is True or rest is False:
+        return None
+    piece = cv.value(rest, ptr, depth + 1)
+    if not isinstance(piece, Regular):
+        return None
+    dfa = regex_to_byte_dfa(piece.pattern)
+    if piece.exclude:
+        dfa = regex_difference_dfa(piece.pattern, piece.exclude, base=dfa)
+    if dfa.n_states == 0 or set(np.flatnonzero(dfa.transitions[dfa.initial] >= 0)) != {0x22}:
+        return None                                    # not only strings
+    if not dfa_is_finite(dfa):
+        return -1
+    texts = dfa_texts(dfa, _MAX_DISTINCT * 16)
+    if texts is None:
+        return _MAX_DISTINCT
+    return min(len({json.loads(t) for t in texts}), _MAX_DISTINCT)
 
 
 def _piece(cv: "Converter", schema, ptr: str, depth: int) -> str | None:

@@ -38,12 +38,14 @@ class GrammarBuilder:
         self._by_alts: dict[tuple, str] = {}
         self._count = 0
         self._max_rules = max_rules
+        self.distinct_arrays: list[str] = []   # terminals opening arrays of distinct strings
 
     def terminal(self, pattern: str, hint: str = "T", exclude: tuple[str, ...] = (),
-                 automaton: ByteDFA | None = None) -> str:
+                 automaton: ByteDFA | None = None, opens_distinct: bool = False) -> str:
         """The terminal of ``pattern``'s full matches minus those of ``exclude``
-        (``automaton``: the pattern's DFA, when built directly)."""
-        key = (pattern, exclude)
+        (``automaton``: the pattern's DFA, when built directly). ``opens_distinct``: a
+        terminal of its own that opens arrays of distinct strings (Grammar.distinct_arrays)."""
+        key = (pattern, exclude, opens_distinct)
         name = self._by_pattern.get(key)
         if name is None:
             if automaton is None:
@@ -51,6 +53,8 @@ class GrammarBuilder:
             name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
             self.terminals[name] = Terminal(name, pattern, exclude=exclude, automaton=automaton)
             self._by_pattern[key] = name
+            if opens_distinct:
+                self.distinct_arrays.append(name)
         return name
 
     def reserve(self, hint: str) -> str:

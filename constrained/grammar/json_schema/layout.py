@@ -37,8 +37,10 @@ class Layout:
     def _nl(self, depth: int) -> str:
         return self.b.terminal("\\n" + " " * (self.opts.indent * depth), f"NL{depth}")
 
-    def open(self, bracket: str, depth: int) -> tuple[str, ...]:
-        sym = self._lit(bracket, "LBRACE" if bracket == "{" else "LBRACK")
+    def open(self, bracket: str, depth: int, distinct: bool = False) -> tuple[str, ...]:
+        """``distinct``: the bracket opens an array of distinct strings (its own terminal)."""
+        sym = (self.b.terminal(re.escape(bracket), "DISTINCT_LBRACK", opens_distinct=True)
+               if distinct else self._lit(bracket, "LBRACE" if bracket == "{" else "LBRACK"))
         return (sym, self._nl(depth + 1)) if self.mode == "indented" else (sym,) + self.ws
 
     def close(self, bracket: str, depth: int) -> tuple[str, ...]:

@@ -7,12 +7,14 @@ first member every member is preceded by the item separator.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ...automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
+from ...automata.byte_dfa import dfas_intersect, regex_difference_dfa, regex_to_byte_dfa
+from ...automata.finite import dfa_is_finite, dfa_texts
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING
@@ -120,10 +122,20 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
                 alts.append((key,) + ksep + (b.symbol(piece, "VAL"),))
         if alts:
             x_variants.append((bits, b.rule(alts, "witness")))
-    any_order = cv.opts.property_order == "any" and 1 < len(members) \
-        <= cv.opts.max_any_order_properties
+    mode = "schema"
+    if cv.opts.property_order == "any" and len(members) > 1:
+        if not witnesses:
+            mode = "count"
+        elif len(members) <= cv.opts.max_any_order_properties:
+            mode = "subset"
+    x_limit = _extra_key_count(cv, extras, ptr) if extras else 0
     chain = _MemberChain(b, sep, members, x_sym, x_variants, n_min, n_max, cap,
-                         (1 << len(witnesses)) - 1, any_order)
+                         (1 << len(witnesses)) - 1, mode, x_limit)
+    if chain.too_large:
+        cv.refuse(ptr + "/properties", "properties", f"{len(members)} properties in any "
+                  f"order with these counts need more than {_MAX_CHAIN_STATES} grammar states")
+        chain = _MemberChain(b, sep, members, x_sym, x_variants, n_min, n_max, cap,
+                             (1 << len(witnesses)) - 1, "schema", x_limit)
     first = chain.first()
     alts = []
     if first:
@@ -133,41 +145,73 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
     return Symbol(b.rule(alts, "obj")) if alts else None
 
 
+_MAX_CHAIN_STATES = 20_000
+
+
 class _MemberChain:
     """The members of an object as a small automaton turned into rules.
 
-    A state is (position, members written (capped), witnesses seen): the position is the
-    next declared member that may still come (schema order) or the set of declared members
-    written (any order). Every member after the first is preceded by the separator, so a
-    state has a rule for the members from the first one on and one for the members after
-    at least one; extra members loop on a state, optional declared members may be skipped
-    (schema order). Only states from which the object can still end get rules."""
+    A state is (position, members written (capped), witnesses seen, extra members written).
+    The position depends on the mode: "schema", the next declared member that may still come;
+    "subset", the set of declared members written; "count", the numbers of required and of
+    optional declared members written: any declared member may come at any time, and the
+    matcher keeps keys distinct (Grammar.distinct_keys), so a count is a count of distinct
+    members. Optional and extra members are counted when their keys can run out (no extra
+    members, or finitely many extra keys: ``x_limit``), so that a separator is offered only
+    while an unused key remains. Every member after the first is preceded by the separator,
+    so a state has a rule for the members from the first one on and one for the members
+    after at least one; optional declared members may be skipped (schema order). Only
+    states from which the object can still end get rules."""
 
-    def __init__(self, b, sep, members, x_sym, x_variants, n_min, n_max, cap, full, any_order):
+    def __init__(self, b, sep, members, x_sym, x_variants, n_min, n_max, cap, full, mode,
+                 x_limit):
         self.b, self.sep, self.members = b, sep, members
         self.x_sym, self.x_variants = x_sym, x_variants
         self.n_min, self.n_max, self.cap, self.full = n_min, n_max, cap, full
-        self.any_order = any_order
+        self.mode = mode
+        self.x_limit = x_limit          # distinct extra keys when finite, else None
         self.must = sum(1 << i for i in range(len(members)) if members[i][1])
+        self.n_req = sum(1 for m in members if m[1])
+        self.n_opt = len(members) - self.n_req
+        self.bounded = x_limit is not None     # every key class can run out: count all
+        if mode == "count":
+            self.req = b.rule([m[0] for m in members if m[1]], "req") if self.n_req else None
+            self.opt = b.rule([m[0] for m in members if not m[1]], "opt") \
+                if self.n_opt else None
         self._rules: dict = {}
+        self.too_large = False
         self._live = self._live_states()
 
-    @staticmethod
-    def _start():
-        return (0, 0, 0)
+    def _start(self):
+        return ((0, 0) if self.mode == "count" else 0, 0, 0, 0)
+
+    def _count(self, state) -> int:
+        """Members written (capped at ``cap`` unless every class is counted)."""
+        pos, c, w, x = state
+        if self.mode == "count" and self.bounded:
+            return pos[0] + pos[1] + x
+        return c
 
     def _moves(self, state):
         """(symbols of one member, next state) from ``state``."""
-        pos, c, w = state
-        if self.n_max is not None and c + 1 > self.n_max:
+        pos, c, w, x = state
+        if self.n_max is not None and self._count(state) + 1 > self.n_max:
             return []
-        nc = min(c + 1, self.cap)
+        nc = 0 if self.mode == "count" and self.bounded else min(c + 1, self.cap)
         out = []
-        if self.x_sym:
-            out.append(((self.x_sym,), (pos, nc, w)))
-            out += [((sym,), (pos, nc, w | bit)) for bit, sym in self.x_variants]
+        if self.x_sym and (self.x_limit is None or x < self.x_limit):
+            nx = x + 1 if self.x_limit is not None else 0
+            out.append(((self.x_sym,), (pos, nc, w, nx)))
+            out += [((sym,), (pos, nc, w | bit, nx)) for bit, sym in self.x_variants]
+        if self.mode == "count":
+            r, o = pos
+            if r < self.n_req:
+                out.append(((self.req,), ((r + 1, o), nc, w, x)))
+            if self.n_opt and (not self.bounded or o < self.n_opt):
+                out.append(((self.opt,), ((r, o + 1 if self.bounded else 0), nc, w, x)))
+            return out
         for i, (kv, _, variants) in enumerate(self.members):
-            if self.any_order:
+            if self.mode == "subset":
                 if pos >> i & 1:
                     continue
                 nxt = pos | 1 << i
@@ -175,21 +219,26 @@ class _MemberChain:
                 continue
             else:
                 nxt = pos + 1
-            out.append((kv, (nxt, nc, w)))
-            out += [(sym, (nxt, nc, w | bit)) for bit, sym in variants]
+            out.append((kv, (nxt, nc, w, x)))
+            out += [(sym, (nxt, nc, w | bit, x)) for bit, sym in variants]
         return out
 
     def _skips(self, state):
         """States reached without a member: past an optional declared one (schema order)."""
-        pos, c, w = state
-        if self.any_order or pos >= len(self.members) or self.members[pos][1]:
+        pos, c, w, x = state
+        if self.mode != "schema" or pos >= len(self.members) or self.members[pos][1]:
             return []
-        return [(pos + 1, c, w)]
+        return [(pos + 1, c, w, x)]
 
     def _ends(self, state) -> bool:
-        pos, c, w = state
-        done = (pos & self.must) == self.must if self.any_order else pos == len(self.members)
-        return done and c >= self.n_min and w == self.full
+        pos, c, w, x = state
+        if self.mode == "count":
+            done = pos[0] == self.n_req
+        elif self.mode == "subset":
+            done = (pos & self.must) == self.must
+        else:
+            done = pos == len(self.members)
+        return done and self._count(state) >= self.n_min and w == self.full
 
     def _live_states(self) -> set:
         """The states reachable from the start from which an end is reachable."""
@@ -201,6 +250,9 @@ class _MemberChain:
                 if nx not in seen:
                     seen.add(nx)
                     todo.append(nx)
+                    if len(seen) > _MAX_CHAIN_STATES:
+                        self.too_large = True
+                        return set()
         live = {st for st in seen if self._ends(st)}
         todo = list(live)
         while todo:
@@ -390,3 +442,32 @@ def _overlap(p: str, q: str) -> bool:
         return dfas_intersect(regex_to_byte_dfa(f'"{a}"'), regex_to_byte_dfa(f'"{b}"'))
     except Exception:  # noqa: BLE001 - unreadable or too large: assume they overlap
         return True
+
+
+_MAX_EXTRA_KEYS = 256
+
+
+def _extra_key_count(cv, extras: list[_Extra], ptr: str) -> int | None:
+    """How many distinct keys the extra members may use: None when infinitely many (the usual
+    case: any key but the declared ones). Finitely many keys run out, so the grammar counts
+    extra members up to their number; past _MAX_EXTRA_KEYS it counts to that bound, which
+    then caps the extra members of one object (documented on SchemaOptions)."""
+    keys: set = set()
+    for e in extras:
+        t = cv.b.terminals[e.key]
+        dfa = t.automaton if t.automaton is not None else regex_to_byte_dfa(t.pattern)
+        if not dfa_is_finite(dfa):
+            if not t.exclude:
+                return None
+            dfa = regex_difference_dfa(t.pattern, t.exclude, base=dfa)
+            if not dfa_is_finite(dfa):
+                return None
+        texts = dfa_texts(dfa, _MAX_EXTRA_KEYS * 64)
+        if texts is None:
+            return _MAX_EXTRA_KEYS
+        if t.exclude:
+            excluded = [re.compile(x, re.S) for x in t.exclude]
+            texts = [x for x in texts
+                     if not any(rx.fullmatch(x.decode("utf-8", "replace")) for rx in excluded)]
+        keys.update(json.loads(x) for x in texts)
+    return min(len(keys), _MAX_EXTRA_KEYS)

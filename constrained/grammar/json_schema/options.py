@@ -35,9 +35,13 @@ class SchemaOptions:
         format is what the standard says, an annotation, and is listed on ``annotations``).
     property_order: "schema" (default, as the peers do): declared properties in the order the
         schema lists them, additional properties anywhere between them; "any": declared
-        properties in any order, each at most once, extra properties anywhere, property counts
-        exact, for objects with at most ``max_any_order_properties`` declared properties (the
-        grammar grows as 2**n); larger objects keep schema order.
+        properties in any order, extra properties anywhere, property counts exact, for any
+        number of properties (the grammar counts members; its matchers keep keys distinct).
+        An object under a complement that needs one of its members to fail (a "witness")
+        is written out per subset of members: at most ``max_any_order_properties`` of them,
+        larger ones keep schema order. In every mode an object's keys are distinct (keys
+        compare decoded), and extra members whose keys come from a finite set of more than
+        256 keys are capped at 256 per object.
     compile_timeout: seconds the conversion may take (None: no limit); LimitExceededError after.
     """
 

@@ -1,0 +1,272 @@
+"""Matchers for JSON grammars whose objects never repeat a key and whose arrays of distinct
+strings (``uniqueItems``) never repeat an item.
+
+A JSON Schema grammar lets an object's members come in any order, or lets extra members
+follow a pattern, without writing out which keys were used: the grammar would grow
+exponentially (and an array's distinct items cannot be written out at all). Its matcher adds
+the one fact the grammar leaves out. A token is allowed iff the grammar allows it and
+
+- it completes no key the same object already has (no item its array already has; strings
+  compare decoded), and
+- where it ends inside a key (an item), some completion of that text is a string the
+  container does not have yet (the grammar's own automaton is walked along the existing
+  ones).
+
+The grammar keeps the rest exact: it counts the members written (required ones apart) and
+never offers another member once no unused key can be written, and bounds an array of
+distinct strings by the number of strings its items may be; so these two rules are all that
+stands between a state and a dead end. The tokens the rules can touch spell part of an
+existing string; they are found by lookups (cfg.key_index), so a mask costs the grammar's
+mask plus a handful of token checks. An array is one of distinct strings when the terminal
+that lexed its bracket is one the grammar names (``Grammar.distinct_arrays``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..bitmask import allowed_token_ids, clear_bits
+from ..errors import DeadEndError, LimitExceededError
+from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, VALUE, Items,
+                        decode_key, decoded_prefix, scan)
+from ._assemble import allowed_ids
+from .key_index import key_index
+from .matcher import _TERMINATED, CFGMatcher
+
+_MAX_WALK = 200_000      # states of one walk along the existing keys
+_CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tokens are kept
+_QUOTE = 0x22
+
+
+class DistinctStringsMatcher(CFGMatcher):
+    """A CFGMatcher that also keeps every JSON object's keys (and every array of distinct
+    strings' items) distinct.
+
+    ``state_key`` (the exact state) includes the keys written; ``search_key`` (the coarse key
+    of completion searches) is the grammar's alone: states that differ only in the keys
+    written are merged there, the first one reached standing for the others (a search
+    replays what it finds, so merging can cost it a completion, never validity)."""
+
+    def __init__(self, compiled) -> None:
+        super().__init__(compiled)
+        self._scans: list = [INITIAL]
+        # what each (grammar state, scan state) forbids, shared by the grammar's matchers
+        self._cache: dict = compiled.__dict__.setdefault("_distinct_forbidden", {})
+        self._new_key_tokens: dict = {}
+        self._index = None
+        prepared = compiled.prepared
+        names = set(compiled.grammar.distinct_arrays)
+        self._array_terms = frozenset(i for i, n in enumerate(prepared.terminal_names)
+                                      if n in names)
+
+    # masks ---------------------------------------------------------------------------------
+    def _current_mask(self) -> np.ndarray:
+        mask = super()._current_mask()
+        state = self._stack[-1]
+        if state is _TERMINATED:
+            return mask
+        scanned = self._scans[-1]
+        key = (state, scanned)
+        bad = self._cache.get(key)
+        if bad is None:
+            bad = self._forbidden(state, scanned, mask)
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = bad
+        if not bad:
+            return mask
+        mask = mask.copy()
+        clear_bits(mask, bad)
+        if not mask.any():
+            raise DeadEndError(f"no token can follow after {len(self._stack) - 1} accepted "
+                               f"steps: every continuation repeats a key of its object")
+        return mask
+
+    def _forbidden(self, state, scanned, mask: np.ndarray) -> list[int]:
+        frames, phase, key_raw = scanned
+        index = self._index
+        if index is None:
+            index = self._index = key_index(self.compiled.vocab)
+        string_start = phase == KEY_OPEN or phase == KEY_NEXT or (
+            phase == VALUE and frames and type(frames[-1]) is Items)
+        parts = list(self._new_keys(index, phase in IN_STRING, string_start, frames))
+        crossing: list = []
+        if phase == KEY or phase == KEY_ESC:
+            written, partial = decoded_prefix(key_raw)
+            rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
+            if rests and partial:      # inside an escape: every allowed token is checked
+                parts.append(allowed_token_ids(mask, self.compiled.vocab.size).astype(np.int32))
+            elif rests:
+                parts += index.current_key(rests)
+            # tokens that close the key and reopen one at a prefix of what they closed
+            crossing = [t for t in allowed_ids(mask, [index.crossers_in_ids])
+                        if (written + index.crossers_in[t][0]).startswith(index.crossers_in[t][1])]
+        found = allowed_ids(mask, parts) if parts else []
+        if not found and not crossing:
+            return []
+        tokens = self._tokens
+        return [t for t in dict.fromkeys(found + crossing)
+                if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+
+    def _new_keys(self, index, inside: bool, key_start: bool, frames: tuple) -> tuple:
+        """The id arrays of tokens that may open a key repeating one of ``frames``' keys."""
+        key = (inside, key_start, frames)
+        found = self._new_key_tokens.get(key)
+        if found is None:
+            used = frozenset().union(*(f for f in frames if f))
+            found = tuple(a for a in index.new_keys(inside, used,
+                                                     frames[-1] if key_start else None) if len(a))
+            if len(self._new_key_tokens) > 256:
+                self._new_key_tokens.clear()
+            self._new_key_tokens[key] = found
+        return found
+
+    def _keeps_keys_distinct(self, scanned, data: bytes, before, after=None) -> tuple | None:
+        """The scan state after ``data`` when it repeats no string and does not end at a
+        prefix whose completions all repeat one; else None. ``before`` is the grammar state
+        before ``data`` (``after`` the one after it, when known)."""
+        opens = ()
+        if self._array_terms and b"[" in data:
+            opens = self._distinct_array_opens(before, data)
+        scanned = scan(scanned, data, opens)
+        if scanned is None:
+            return None
+        frames, phase, key_raw = scanned
+        if phase != KEY and phase != KEY_ESC:
+            return scanned
+        used = frames[-1]
+        written, partial = decoded_prefix(key_raw)
+        if not any(k.startswith(written) for k in used):
+            return scanned
+        if after is None:
+            after = self._runtime.step(before, data)
+        if after is None or not unused_key_reachable(self._runtime, after, key_raw, used):
+            return None
+        return scanned
+
+    def _distinct_array_opens(self, before, data: bytes) -> frozenset:
+        """Offsets of the brackets in ``data`` that the grammar lexes as opening an array of
+        distinct strings."""
+        out = set()
+        runtime = self._runtime
+        for i, c in enumerate(data):
+            if c != 0x5B:
+                continue
+            state = runtime.step(before, data[:i + 1])
+            if state is None:
+                break
+            col, q = state
+            lexer = runtime.lexer(col.candidates)
+            if q and lexer.acc_list[q] and lexer.accepting_terms[q] & self._array_terms:
+                out.add(i)
+        return frozenset(out)
+
+    # steps -----------------------------------------------------------------------------------
+    def accept_token(self, token_id: int) -> bool:
+        before = len(self._stack)
+        if not super().accept_token(token_id):
+            return False
+        return self._follow(before, self._tokens[int(token_id)]
+                            if self._stack[-1] is not _TERMINATED else b"")
+
+    def accept_bytes(self, data: bytes) -> bool:
+        before = len(self._stack)
+        if not super().accept_bytes(data):
+            return False
+        return self._follow(before, bytes(data))
+
+    def _follow(self, before: int, data: bytes) -> bool:
+        after = self._keeps_keys_distinct(self._scans[-1], data, self._stack[before - 1],
+                                          self._stack[-1])
+        if after is None:
+            del self._stack[before:]
+            return False
+        self._scans.append(after)
+        return True
+
+    def state_key(self):
+        """The exact state: the grammar's and the scan's."""
+        return (self._stack[-1], self._scans[-1])
+
+    def rollback(self, n_tokens: int = 1) -> None:
+        super().rollback(n_tokens)
+        del self._scans[len(self._stack):]
+
+    def reset(self) -> None:
+        super().reset()
+        self._scans = [INITIAL]
+
+
+def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> bool:
+    """Whether the key lexeme at grammar ``state`` (whose text so far is ``key_raw``) can be
+    completed to a key not in ``used``. Walks the lexer's automaton along the existing keys:
+    a byte that leaves them, or an automaton state with infinitely many completions, finds
+    an unused key (lexer states are live: each has a completion)."""
+    col, q = state
+    lexer = runtime.lexer(col.candidates)
+    trans = lexer.trans
+    infinite = _infinite_states(lexer)
+    todo = [(int(q), b"")]
+    seen = set()
+    while todo:
+        q, more = todo.pop()
+        raw = key_raw + more
+        written, partial = decoded_prefix(raw)
+        if not partial and not any(k.startswith(written) for k in used):
+            return True
+        if _is_infinite(trans, infinite, q):
+            return True
+        memo = (q, written, raw[-12:] if partial else b"")
+        if memo in seen:
+            continue
+        seen.add(memo)
+        if len(seen) > _MAX_WALK:
+            raise LimitExceededError("the duplicate-key check walked more than "
+                                     f"{_MAX_WALK} states of one key's completions")
+        row = trans[q]
+        for b in np.flatnonzero(row >= 0).tolist():
+            nxt = int(row[b])
+            if b == _QUOTE and not partial and lexer.acc_list[nxt]:
+                if decode_key(raw) not in used:
+                    return True
+                continue
+            todo.append((nxt, more + bytes((b,))))
+    return False
+
+
+def _infinite_states(lexer) -> dict:
+    memo = lexer.__dict__.get("_infinite_memo")
+    if memo is None:
+        memo = lexer.__dict__.setdefault("_infinite_memo", {})
+    return memo
+
+
+def _is_infinite(trans: np.ndarray, memo: dict, q: int) -> bool:
+    """Whether infinitely many texts lead from lexer state ``q`` to a lexeme end: a cycle is
+    reachable (every state is live). Depth-first, memoized per lexer."""
+    if q in memo:
+        return memo[q]
+    on_path = set()
+    stack = [(q, iter(np.flatnonzero(trans[q] >= 0).tolist()))]
+    on_path.add(q)
+    while stack:
+        node, it = stack[-1]
+        for b in it:
+            nxt = int(trans[node, b])
+            if nxt in on_path:
+                for n, _ in stack:
+                    memo[n] = True
+                return True
+            if nxt in memo:
+                if memo[nxt]:
+                    for n, _ in stack:
+                        memo[n] = True
+                    return True
+                continue
+            on_path.add(nxt)
+            stack.append((nxt, iter(np.flatnonzero(trans[nxt] >= 0).tolist())))
+            break
+        else:
+            stack.pop()
+            on_path.discard(node)
+            memo[node] = False
+    return memo[q]

@@ -1,0 +1,242 @@
+"""Which tokens of a vocabulary could write (part of) a given JSON string, found by lookups.
+
+The distinct-strings check must look at every token that could complete a key an object
+already has (an item its array of distinct strings has), or leave a key's text at a prefix
+every completion of which is such a key. Those tokens spell a piece of an existing key's
+text, so they are found by dictionary lookups of that key's prefixes, never by a pass over
+the vocabulary (items are looked up the same way; "key" below stands for both):
+
+- ``plain``: tokens without a quote or backslash, by their bytes (they continue a key as is);
+- ``head_close`` / ``head_open``: tokens with a quote or backslash read from inside a string,
+  by the decoded text they add to the current key, closing it or not;
+- ``tail``: tokens that open a string and end inside it, by the decoded text after the opening
+  quote, for both starting contexts (inside or outside a string);
+- ``inner``: strings opened and closed inside a token, by their decoded text;
+- ``multi``: tokens that may write one key twice (two equal strings, or a string ending like
+  the text that closes the current key);
+- ``crossers_in`` / ``crossers_out``: tokens that close a string and then end inside a key they
+  open, at a prefix of the string they closed (which may be a key of the same object).
+
+Decoding assumes a token starts at a character boundary; a key whose text so far ends inside
+an escape is checked token by token instead (rare).
+"""
+from __future__ import annotations
+
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..vocabulary import Vocabulary
+from .json_scan import decoded_prefix, escape_prefixes
+
+
+class KeyIndex:
+    """Lookup tables of one vocabulary (built once, on first use)."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.plain_repeats: dict[bytes, np.ndarray] = {}
+        head_open, head_close, head_partial, tail, partial_tail, inner = \
+            (defaultdict(list) for _ in range(6))
+        multi: dict[bool, list[int]] = {True: [], False: []}
+        crossers_out: list[int] = []
+        self.crossers_in: dict[int, tuple[bytes, bytes]] = {}
+        tokens = vocab.token_bytes
+        # every token by its bytes (a candidate that is no plain text is harmless: the check
+        # reads it); bytes several tokens share keep all their ids
+        self.plain = dict(zip(tokens, range(len(tokens))))
+        if len(self.plain) != len(tokens):
+            seen: dict[bytes, list[int]] = defaultdict(list)
+            for tid, tb in enumerate(tokens):
+                seen[tb].append(tid)
+            self.plain_repeats = {tb: np.array(ids, dtype=np.int32)
+                                  for tb, ids in seen.items() if len(ids) > 1}
+        matrix = vocab.byte_matrix[:len(tokens)]
+        has_special = ((matrix == 0x22) | (matrix == 0x5C)).any(axis=1)
+        special = np.flatnonzero(has_special & vocab.text_token_mask[:len(tokens)]).tolist()
+        for tid in special:
+            tb = tokens[tid]
+            for inside in (True, False):
+                segments = _segments(tb, inside)
+                if not segments:
+                    continue
+                keys = [seg.text for seg in segments
+                        if seg.opener in ("sep", "start") and seg.closed and seg.keyish]
+                if len(keys) != len(set(keys)):
+                    multi[inside].append(tid)     # two equal keys in one token
+                for seg in segments:
+                    if not seg.opener:
+                        if seg.closed and seg.keyish:
+                            head_close[seg.text].append(tid)
+                        elif seg.partial:
+                            head_partial[(seg.text, seg.partial)].append(tid)
+                        elif not seg.closed:
+                            head_open[seg.text].append(tid)
+                    elif seg.opener == "value":
+                        continue
+                    elif seg.closed:
+                        if seg.keyish:
+                            inner[(inside, seg.opener, seg.text)].append(tid)
+                    elif seg.partial:
+                        partial_tail[(inside, seg.opener, seg.text, seg.partial)].append(tid)
+                    else:
+                        tail[(inside, seg.opener, seg.text)].append(tid)
+                first, last = segments[0], segments[-1]
+                opens_key = (len(segments) > 1 and last.opener in ("sep", "start")
+                             and not last.closed and (last.text or last.partial))
+                if inside and not first.opener and first.closed and first.keyish:
+                    if any(k.endswith(first.text) for k in keys):
+                        multi[inside].append(tid)  # may write the current key twice
+                    if opens_key:
+                        self.crossers_in[tid] = (first.text, last.text)
+                elif opens_key and any(k.startswith(last.text) for k in keys):
+                    crossers_out.append(tid)
+        self.head_open = _freeze(head_open)
+        self.head_close = _freeze(head_close)
+        self.head_partial = _freeze(head_partial)
+        self.head_partial_texts = frozenset(k[0] for k in head_partial)
+        self.partial_tail_texts = frozenset(k[:3] for k in partial_tail)
+        self.tail = _freeze(tail)
+        self.partial_tail = _freeze(partial_tail)
+        self.inner = _freeze(inner)
+        self.multi = {k: np.array(sorted(set(v)), dtype=np.int32) for k, v in multi.items()}
+        self.crossers_out = np.array(sorted(set(crossers_out)), dtype=np.int32)
+        self.crossers_in_ids = np.array(sorted(self.crossers_in), dtype=np.int32)
+        self._per_key: dict = {}
+
+    def current_key(self, used_rest: list[bytes]) -> list:
+        """Id arrays of tokens that, read inside a key, may spell a prefix of one of
+        ``used_rest`` (the rest of each existing key after the text written so far) or
+        complete it."""
+        out = []
+        for rest in used_rest:
+            ids = self.head_close.get(rest)
+            if ids is not None:
+                out.append(ids)
+            for i in range(len(rest) + 1):
+                piece = rest[:i]
+                ids = self.head_open.get(piece)
+                if ids is not None:
+                    out.append(ids)
+                if piece in self.head_partial_texts:
+                    for esc in escape_prefixes(rest[i:]):
+                        ids = self.head_partial.get((piece, esc))
+                        if ids is not None:
+                            out.append(ids)
+                if i:
+                    tid = self.plain.get(piece)
+                    if tid is not None:
+                        repeats = self.plain_repeats.get(piece)
+                        out.append(repeats if repeats is not None
+                                   else np.array((tid,), dtype=np.int32))
+        return out
+
+    def new_keys(self, inside: bool, used: frozenset, used_here: frozenset | None) -> list:
+        """Id arrays of tokens that may open a key and end at a prefix of an existing key,
+        or write an existing key whole, read from inside (or outside) a string: after a
+        separator in the token, any open object's keys ``used`` count; right at the token's
+        start (when a key may open there) those of the current object, ``used_here``."""
+        out = [self.multi[inside]]
+        if not inside:
+            out.append(self.crossers_out)
+        for opener, keys in (("sep", used), ("start", used_here or ())):
+            for key in keys:
+                ids = self._per_key.get((inside, opener, key))
+                if ids is None:
+                    ids = self._new_key(inside, opener, key)
+                    if len(self._per_key) > 100_000:
+                        self._per_key.clear()
+                    self._per_key[(inside, opener, key)] = ids
+                out.append(ids)
+        return out
+
+    def _new_key(self, inside: bool, opener: str, key: bytes) -> np.ndarray:
+        out = []
+        ids = self.inner.get((inside, opener, key))
+        if ids is not None:
+            out.append(ids)
+        for i in range(len(key) + 1):
+            if (inside, opener, key[:i]) in self.partial_tail_texts:
+                for esc in escape_prefixes(key[i:]):
+                    ids = self.partial_tail.get((inside, opener, key[:i], esc))
+                    if ids is not None:
+                        out.append(ids)
+            if i:
+                ids = self.tail.get((inside, opener, key[:i]))
+                if ids is not None:
+                    out.append(ids)
+        return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int32)
+
+
+def _freeze(table: dict) -> dict:
+    return {k: np.array(v, dtype=np.int32) for k, v in table.items()}
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """A string piece of a token: decoded text, what precedes its opening quote in the token
+    (None: the token started inside it; "start": only whitespace; "sep": a comma or an
+    opening brace, so it may be a key or an array's later item; "value": anything else, so it
+    is neither), whether it closes in the token, whether what follows may be a key's colon or
+    an item's comma or bracket, and the unfinished escape the token ends inside (b"" when
+    none)."""
+
+    text: bytes
+    opener: str | None
+    closed: bool
+    keyish: bool
+    partial: bytes
+
+
+_WS = b" \t\r\n"
+
+
+def _segments(tb: bytes, inside: bool) -> list[_Segment] | None:
+    """The string pieces of a token read from inside (or outside) a string; None when a
+    piece is no valid string text."""
+    out = []
+    opener = None
+    raw = bytearray()
+    i, n = 0, len(tb)
+    try:
+        while i < n:
+            c = tb[i]
+            if not inside:
+                if c == 0x22:
+                    before = tb[:i].rstrip(_WS)
+                    opener = ("start" if not before else
+                              "sep" if before[-1:] in (b",", b"{") else "value")
+                    inside, raw = True, bytearray()
+                i += 1
+                continue
+            if c == 0x5C:
+                raw += tb[i:i + 2]
+                i += 2
+                continue
+            if c == 0x22:
+                after = tb[i + 1:].lstrip(_WS)
+                out.append(_Segment(decoded_prefix(bytes(raw))[0], opener, True,
+                                    not after or after[:1] in (b":", b",", b"]"), b""))
+                inside = False
+                i += 1
+                continue
+            raw.append(c)
+            i += 1
+        if inside:
+            dec, partial = decoded_prefix(bytes(raw))
+            out.append(_Segment(dec, opener, False, True, partial))
+    except (ValueError, UnicodeError):
+        return None
+    return out
+
+
+_INDEXES: "weakref.WeakKeyDictionary[Vocabulary, KeyIndex]" = weakref.WeakKeyDictionary()
+
+
+def key_index(vocab: Vocabulary) -> KeyIndex:
+    """The vocabulary's index (built on first use, kept while the vocabulary lives)."""
+    index = _INDEXES.get(vocab)
+    if index is None:
+        index = _INDEXES.setdefault(vocab, KeyIndex(vocab))
+    return index

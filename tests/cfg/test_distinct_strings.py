@@ -1,0 +1,235 @@
+"""Masks of JSON grammars whose objects never repeat a key and whose arrays of distinct
+strings never repeat an item, against a brute-force oracle.
+
+Each schema below has finitely many valid texts (compact separators), so the oracle can list
+them all: a token is allowed after a prefix iff the prefix followed by the token's bytes starts
+some valid text, and end-of-sequence iff the prefix is one. Every prefix reachable with the
+test vocabulary is visited once, its mask compared with the oracle's and every allowed token
+accepted (rollback between siblings). The vocabulary has single bytes and random pieces of the
+valid texts (tokens crossing keys, separators and values), and the escape spellings of keys.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import jsonschema
+import pytest
+
+from constrained import compile_grammar
+from constrained.grammar.json_schema import schema_to_grammar
+from constrained.vocabulary import Vocabulary
+
+from cfg_vocab import small_vocab
+
+E_SPELLINGS = ["é", "\\u00e9", "\\u00E9"]
+
+
+class Arr(tuple):
+    """An array value of the enumerated instances (objects are lists of (key, value))."""
+
+
+def _objects(members: dict, required=(), extra_keys=()):
+    """Every object (as a list of (key, value) pairs) with keys from ``members`` and
+    ``extra_keys``, each at most once, in any order, the required ones present."""
+    names = list(members) + list(extra_keys)
+    for k in range(len(names) + 1):
+        for chosen in itertools.permutations(names, k):
+            if not set(required) <= set(chosen):
+                continue
+            for values in itertools.product(*(members.get(n, ["p"]) for n in chosen)):
+                yield list(zip(chosen, values))
+
+
+def _arrays(items: list, most: int, distinct: bool):
+    """Every array of at most ``most`` items from ``items`` (distinct ones, or repeats)."""
+    for k in range(most + 1):
+        pick = itertools.permutations(items, k) if distinct else itertools.product(items,
+                                                                                   repeat=k)
+        yield from (Arr(p) for p in pick)
+
+
+def _spell(text: str) -> list[str]:
+    """The spellings the grammar accepts for a declared key or an enum string (é three
+    ways)."""
+    parts = [E_SPELLINGS if c == "é" else [c] for c in text]
+    return ['"' + "".join(p) + '"' for p in itertools.product(*parts)]
+
+
+def _texts(value) -> list[str]:
+    """Every compact spelling of an enumerated instance."""
+    if isinstance(value, Arr):
+        return ["[" + ",".join(combo) + "]"
+                for combo in itertools.product(*(_texts(v) for v in value))]
+    if isinstance(value, list):
+        options = [[k + ":" + v for k in _spell(key) for v in _texts(val)]
+                   for key, val in value]
+        return ["{" + ",".join(combo) + "}" for combo in itertools.product(*options)]
+    if isinstance(value, str):
+        return _spell(value)
+    return [json.dumps(value)]
+
+
+CASES = {
+    "any order, no extras, a key prefix of another, escaped key": (
+        {"type": "object", "properties": {"a": {"enum": ["p", "q"]}, "ab": {"enum": ["p", "q"]},
+                                          "é": {"const": "p"}},
+         "required": ["a"], "additionalProperties": False},
+        {"property_order": "any"},
+        lambda: _objects({"a": ["p", "q"], "ab": ["p", "q"], "é": ["p"]}, required=["a"])),
+    "schema order, finitely many pattern keys": (
+        {"type": "object", "properties": {"a": {"const": "p"}},
+         "patternProperties": {"^x[12]$": {"const": "p"}}, "additionalProperties": False},
+        {},
+        lambda: _objects({"a": ["p"]}, extra_keys=["x1", "x2"])),
+    "any order, finitely many pattern keys and a count": (
+        {"type": "object", "properties": {"a": {"const": "p"}, "b": {"const": "p"}},
+         "patternProperties": {"^x[12]$": {"const": "p"}}, "additionalProperties": False,
+         "minProperties": 2},
+        {"property_order": "any"},
+        lambda: [o for o in _objects({"a": ["p"], "b": ["p"]}, extra_keys=["x1", "x2"])
+                 if len(o) >= 2]),
+    "nested objects with the same keys": (
+        {"type": "object", "properties": {
+            "a": {"const": "p"},
+            "o": {"type": "object", "properties": {"a": {"const": "p"}, "o": {"const": "p"}},
+                  "additionalProperties": False}},
+         "required": ["o"], "additionalProperties": False},
+        {"property_order": "any"},
+        lambda: [[(k, v) for k, v in outer]
+                 for inner in _objects({"a": ["p"], "o": ["p"]})
+                 for outer in _objects({"a": ["p"], "o": [inner]}, required=["o"])]),
+    "array of distinct strings, a prefix of another, escaped item": (
+        {"type": "array", "items": {"enum": ["a", "ab", "é"]}, "uniqueItems": True},
+        {},
+        lambda: _arrays(["a", "ab", "é"], 3, distinct=True)),
+    "distinct and plain arrays side by side, minItems": (
+        {"type": "object", "properties": {
+            "u": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True,
+                  "minItems": 1},
+            "n": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 2}},
+         "additionalProperties": False},
+        {"property_order": "any"},
+        lambda: _objects({"u": list(a for a in _arrays(["a", "b"], 2, True) if a),
+                          "n": list(_arrays(["a", "b"], 2, False))})),
+}
+
+
+def _valid_texts(schema, instances) -> set[bytes]:
+    out = set()
+    for obj in instances:
+        for text in _texts(obj):
+            instance = json.loads(text)
+            jsonschema.validate(instance, schema)
+            out.add(text.encode())
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_masks_match_the_oracle(name):
+    schema, options, objects = CASES[name]
+    valid = _valid_texts(schema, objects())
+    grammar = schema_to_grammar(schema, whitespace="compact", **options)
+    docs = sorted(t.decode() for t in valid)
+    vocab = small_vocab("", docs, seed=len(name), n_pieces=300,
+                        extra=(b"\\u00", b"e9", b"E9\"", b"\\u00e9\":", b'":"p","', b'},"',
+                               b'"a', b'a"', b'":', b',"', b'"ab":'))
+    compiled = compile_grammar(grammar, vocab)
+    prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
+    eos = min(vocab.eos_token_ids)
+    matcher = compiled.matcher()
+    seen: set[bytes] = set()
+    checked = 0
+
+    def visit(prefix: bytes) -> None:
+        nonlocal checked
+        if prefix in seen:
+            return
+        seen.add(prefix)
+        allowed = set(matcher.allowed_token_ids().tolist())
+        expect = {t for t in range(vocab.n_tokens) if vocab.text_token_mask[t]
+                  and prefix + vocab.token_bytes[t] in prefixes}
+        if prefix in valid:
+            expect |= set(vocab.eos_token_ids)
+        assert allowed == expect, (name, prefix, sorted(vocab.token_bytes[t] for t in
+                                                         allowed ^ expect if t < vocab.n_tokens))
+        checked += 1
+        for t in sorted(allowed - {eos} - set(vocab.eos_token_ids)):
+            assert matcher.accept_token(t)
+            visit(prefix + vocab.token_bytes[t])
+            matcher.rollback(1)
+        # a token the mask forbids is refused by accept_token too
+        for t in random.Random(len(prefix)).sample(range(vocab.n_tokens), 20):
+            if t not in allowed and vocab.text_token_mask[t]:
+                assert not matcher.accept_token(t), (prefix, vocab.token_bytes[t])
+
+    visit(b"")
+    assert checked > 100
+    assert valid <= seen
+
+
+LLAMA3_SCHEMAS = [
+    {"type": "object",
+     "properties": {f"field_{i}": {"type": "integer"} for i in range(12)},
+     "required": ["field_3", "field_7"], "additionalProperties": {"type": "boolean"}},
+    {"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 3},
+                 "uniqueItems": True, "minItems": 2},
+        "name": {"type": "string"}},
+     "required": ["tags"], "additionalProperties": False},
+    {"type": "object", "patternProperties": {"^k[0-9]$": {"type": "integer"}},
+     "properties": {"kx": {"type": "null"}}, "minProperties": 3,
+     "additionalProperties": False},
+]
+
+
+def _no_repeats(text: str):
+    def pairs(items):
+        keys = [k for k, _ in items]
+        assert len(keys) == len(set(keys)), keys
+        return dict(items)
+    value = json.loads(text, object_pairs_hook=pairs)
+    return value
+
+
+@pytest.mark.parametrize("index", range(len(LLAMA3_SCHEMAS)))
+def test_llama3_walks_end_valid(llama3_vocab, index):
+    """Uniform choices among the allowed llama3 tokens, then the completion planner: the mask
+    is never empty and every walk ends in a document jsonschema accepts, with distinct keys
+    and items."""
+    from constrained.bitmask import allowed_token_ids
+    from constrained.decoding.budget import CompletionPlanner
+    from constrained.decoding.byte_tokens import ByteTokenizer
+    schema = LLAMA3_SCHEMAS[index]
+    compiled = compile_grammar(schema_to_grammar(schema, property_order="any"), llama3_vocab)
+    planner = CompletionPlanner(ByteTokenizer.of(llama3_vocab))
+    rng = random.Random(index)
+    for steps in (5, 15, 30, 45):
+        matcher = compiled.matcher()
+        text = b""
+        for _ in range(steps):
+            ids = allowed_token_ids(_mask(matcher, llama3_vocab), llama3_vocab.size)
+            ids = [t for t in ids.tolist() if t not in llama3_vocab.eos_token_ids]
+            if not ids:
+                break
+            tid = rng.choice(ids)
+            assert matcher.accept_token(tid)
+            text += llama3_vocab.token_bytes[tid]
+        plan = planner.plan(matcher)
+        assert plan is not None, text
+        for tid in plan:
+            assert matcher.accept_token(tid)
+            text += llama3_vocab.token_bytes[tid]
+        assert matcher.accept_token(min(llama3_vocab.eos_token_ids))
+        value = _no_repeats(text.decode("utf-8"))
+        jsonschema.validate(value, schema)
+        if isinstance(value, dict) and "tags" in value:
+            assert len(set(value["tags"])) == len(value["tags"])
+
+
+def _mask(matcher, vocab):
+    import numpy as np
+    words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    matcher.fill_next_token_bitmask(words)
+    return words
