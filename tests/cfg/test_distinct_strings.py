@@ -100,6 +100,13 @@ CASES = {
         lambda: [[(k, v) for k, v in outer]
                  for inner in _objects({"a": ["p"], "o": ["p"]})
                  for outer in _objects({"a": ["p"], "o": [inner]}, required=["o"])]),
+    "any order, a member whose value has no instance": (
+        {"type": "object", "additionalProperties": False, "properties": {
+            "a": {"const": "p"}, "b": {"const": "p"},
+            "c": {"type": "object", "required": ["x", "y"],
+                  "oneOf": [{"required": ["x"]}, {"required": ["y"]}]}}},
+        {"property_order": "any"},
+        lambda: _objects({"a": ["p"], "b": ["p"]})),
     "array of distinct strings, a prefix of another, escaped item": (
         {"type": "array", "items": {"enum": ["a", "ab", "é"]}, "uniqueItems": True},
         {},
@@ -165,7 +172,7 @@ def test_masks_match_the_oracle(name):
                 assert not matcher.accept_token(t), (prefix, vocab.token_bytes[t])
 
     visit(b"")
-    assert checked > 100
+    assert checked >= len(valid)
     assert valid <= seen
 
 

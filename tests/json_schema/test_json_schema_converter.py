@@ -364,6 +364,18 @@ def test_json_schema_property_order_any():
     assert oracle.accepts('{"p30": 2, "p3": 1, "p0": 5}')
     assert not oracle.accepts('{"p30": 2, "p3": 1, "p30": 5}')
     assert len(g.rules) < 400     # members are counted, not written out per subset
+    # a member whose value has no instance: counted objects leave it out (the count of
+    # required members could otherwise be reached only by repeating a key)
+    nothing = {"type": "object", "required": ["x", "y"],
+               "oneOf": [{"required": ["x"]}, {"required": ["y"]}]}
+    empty = {"type": "object", "required": ["a", "b"], "properties": {
+        "a": {"type": "string"}, "b": nothing}}
+    with pytest.raises(EmptyLanguageError):
+        schema_to_grammar(empty, property_order="any")
+    optional = {"type": "object", "additionalProperties": False, "properties": {
+        "a": {"const": "x"}, "b": nothing}}
+    _, oracle = _check(optional, [{"a": "x"}, {}], [], property_order="any")
+    assert not oracle.accepts('{"a": "x", "a": "x"}')
     with pytest.raises(ValueError):
         SchemaOptions(property_order="sorted")
 

@@ -17,7 +17,7 @@ from .long_strings import chunked_string
 from .merge import ANNOTATIONS, for_validator, merge, type_set
 from .multiples import multiple_pattern
 from .numbers import NUMBER, bounds, integer_pattern, number_pattern, outside
-from .objects import object_piece
+from .objects import drop_unwritable_members, object_piece
 from . import algebra, scalar_not, unevaluated
 from .oneof import disjoint
 from .options import SchemaOptions
@@ -44,6 +44,8 @@ class Converter:
         self._open = 0      # value() calls in progress: subschemas and $refs being converted
         self._empty_at: str | None = None   # the first subschema found to admit no instance
         self._cyclic = False                # some rule refers to itself (through $ref or not)
+        # (object rule, declared members, rebuild) of objects whose members are counted
+        self.counted_objects: list = []
         self._validator = None
 
     def _make_validator(self):
@@ -84,6 +86,9 @@ class Converter:
         piece = self.value(self.index.root, "", 0)
         self.b.define("start", [(self.b.symbol(piece, "VALUE"),)])
         maybe_empty = piece is None or self._cyclic or "never" in self.b.rules
+        while maybe_empty and self.counted_objects and drop_unwritable_members(
+                self, productive_symbols(self.b.rules, self.b.terminals) | set(self.b.terminals)):
+            pass
         if maybe_empty and "start" not in productive_symbols(self.b.rules, self.b.terminals):
             raise EmptyLanguageError("the schema admits no instance" + (
                 "" if not self._empty_at else " (the first part found to admit none is "

@@ -129,20 +129,54 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
         elif len(members) <= cv.opts.max_any_order_properties:
             mode = "subset"
     x_limit = _extra_key_count(cv, extras, ptr) if extras else 0
-    chain = _MemberChain(b, sep, members, x_sym, x_variants, n_min, n_max, cap,
-                         (1 << len(witnesses)) - 1, mode, x_limit)
-    if chain.too_large:
-        cv.refuse(ptr + "/properties", "properties", f"{len(members)} properties in any "
-                  f"order with these counts need more than {_MAX_CHAIN_STATES} grammar states")
-        chain = _MemberChain(b, sep, members, x_sym, x_variants, n_min, n_max, cap,
-                             (1 << len(witnesses)) - 1, "schema", x_limit)
-    first = chain.first()
-    alts = []
-    if first:
-        alts.append(lay.open("{", depth) + (first,) + lay.close("}", depth))
-    if chain.empty_allowed():
-        alts.append(lay.empty("{}", depth))
-    return Symbol(b.rule(alts, "obj")) if alts else None
+    full = (1 << len(witnesses)) - 1
+
+    def build(chosen: list) -> list:
+        """The object's alternatives with these declared members."""
+        chain = _MemberChain(b, sep, chosen, x_sym, x_variants, n_min, n_max, cap, full, mode,
+                             x_limit)
+        if chain.too_large:
+            cv.refuse(ptr + "/properties", "properties", f"{len(chosen)} properties in any "
+                      f"order with these counts need more than {_MAX_CHAIN_STATES} grammar "
+                      "states")
+            chain = _MemberChain(b, sep, chosen, x_sym, x_variants, n_min, n_max, cap, full,
+                                 "schema", x_limit)
+        first = chain.first()
+        alts = []
+        if first:
+            alts.append(lay.open("{", depth) + (first,) + lay.close("}", depth))
+        if chain.empty_allowed():
+            alts.append(lay.empty("{}", depth))
+        return alts
+
+    alts = build(members)
+    if not alts:
+        return None
+    name = b.rule(alts, "obj")
+    if mode == "count":
+        cv.counted_objects.append((name, members, build))
+    return Symbol(name)
+
+
+def drop_unwritable_members(cv: "Converter", productive: set) -> bool:
+    """Objects whose members are counted (any order) assume each declared member can be
+    written: a member whose value has no instance would let a count be reached only by
+    repeating keys. Rebuild such objects without those members (no instance at all when one
+    is required). Whether anything changed (``productive`` is then stale)."""
+    changed = False
+    keep = []
+    for name, members, build in cv.counted_objects:
+        ok = [m for m in members if all(sym in productive for sym in m[0])]
+        if len(ok) == len(members):
+            keep.append((name, members, build))
+            continue
+        changed = True
+        alts = [] if any(m[1] for m in members if m not in ok) else build(ok)
+        cv.b.define(name, alts or [(cv.b.never(),)])
+        if alts:
+            keep.append((name, ok, build))
+    cv.counted_objects = keep
+    return changed
 
 
 _MAX_CHAIN_STATES = 20_000
