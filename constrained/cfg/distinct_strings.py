@@ -91,15 +91,16 @@ class DistinctStringsMatcher(CFGMatcher):
         parts = list(self._new_keys(index, phase in IN_STRING, string_start, frames))
         crossing: list = []
         if phase == KEY or phase == KEY_ESC:
-            written, partial = decoded_prefix(key_raw)
-            rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
-            if rests and partial:      # inside an escape: every allowed token is checked
-                parts.append(allowed_token_ids(mask, self.compiled.vocab.size).astype(np.int32))
-            elif rests:
-                parts += index.current_key(rests)
-            # tokens that close the key and reopen one at a prefix of what they closed
-            crossing = [t for t in allowed_ids(mask, [index.crossers_in_ids])
-                        if (written + index.crossers_in[t][0]).startswith(index.crossers_in[t][1])]
+            if _may_repeat(key_raw, frames[-1]):
+                written, partial = decoded_prefix(key_raw)
+                rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
+                if rests and partial:      # inside an escape: every allowed token is checked
+                    parts.append(allowed_token_ids(mask, self.compiled.vocab.size)
+                                 .astype(np.int32))
+                elif rests:
+                    parts += index.current_key(rests)
+            # tokens that close the key and open another one (rarely allowed in a key)
+            crossing = allowed_ids(mask, [index.crossers_in_ids])
         found = allowed_ids(mask, parts) if parts else []
         if not found and not crossing:
             return []
@@ -134,6 +135,8 @@ class DistinctStringsMatcher(CFGMatcher):
         if phase != KEY and phase != KEY_ESC:
             return scanned
         used = frames[-1]
+        if not _may_repeat(key_raw, used):
+            return scanned
         written, partial = decoded_prefix(key_raw)
         if not any(k.startswith(written) for k in used):
             return scanned
@@ -148,16 +151,18 @@ class DistinctStringsMatcher(CFGMatcher):
         distinct strings."""
         out = set()
         runtime = self._runtime
-        for i, c in enumerate(data):
-            if c != 0x5B:
-                continue
-            state = runtime.step(before, data[:i + 1])
+        state, done = before, 0
+        i = data.find(b"[")
+        while i >= 0:
+            state = runtime.step(state, data[done:i + 1])
             if state is None:
                 break
+            done = i + 1
             col, q = state
             lexer = runtime.lexer(col.candidates)
             if q and lexer.acc_list[q] and lexer.accepting_terms[q] & self._array_terms:
                 out.add(i)
+            i = data.find(b"[", done)
         return frozenset(out)
 
     # steps -----------------------------------------------------------------------------------
@@ -194,6 +199,13 @@ class DistinctStringsMatcher(CFGMatcher):
     def reset(self) -> None:
         super().reset()
         self._scans = [INITIAL]
+
+
+def _may_repeat(key_raw: bytes, used: frozenset) -> bool:
+    """Whether a string whose raw text so far is ``key_raw`` may still become one of ``used``
+    (a cheap test first: an escape spells at least one byte in six, so a text much longer
+    than every used string is none of them; long texts are never decoded per token)."""
+    return bool(used) and len(key_raw) <= 6 * max(map(len, used)) + 12
 
 
 def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> bool:

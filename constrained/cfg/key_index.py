@@ -14,8 +14,9 @@ the vocabulary (items are looked up the same way; "key" below stands for both):
 - ``inner``: strings opened and closed inside a token, by their decoded text;
 - ``multi``: tokens that may write one key twice (two equal strings, or a string ending like
   the text that closes the current key);
-- ``crossers_in`` / ``crossers_out``: tokens that close a string and then end inside a key they
-  open, at a prefix of the string they closed (which may be a key of the same object).
+- ``crossers_in_ids`` / ``crossers_out``: tokens that close a key and then end inside a key
+  they open (from inside a key: any text; from outside: a prefix of the key they closed,
+  which may be one of the same object).
 
 Decoding assumes a token starts at a character boundary; a key whose text so far ends inside
 an escape is checked token by token instead (rare).
@@ -41,7 +42,7 @@ class KeyIndex:
             (defaultdict(list) for _ in range(6))
         multi: dict[bool, list[int]] = {True: [], False: []}
         crossers_out: list[int] = []
-        self.crossers_in: dict[int, tuple[bytes, bytes]] = {}
+        crossers_in: list[int] = []
         tokens = vocab.token_bytes
         # every token by its bytes (a candidate that is no plain text is harmless: the check
         # reads it); bytes several tokens share keep all their ids
@@ -89,7 +90,7 @@ class KeyIndex:
                     if any(k.endswith(first.text) for k in keys):
                         multi[inside].append(tid)  # may write the current key twice
                     if opens_key:
-                        self.crossers_in[tid] = (first.text, last.text)
+                        crossers_in.append(tid)
                 elif opens_key and any(k.startswith(last.text) for k in keys):
                     crossers_out.append(tid)
         self.head_open = _freeze(head_open)
@@ -102,7 +103,7 @@ class KeyIndex:
         self.inner = _freeze(inner)
         self.multi = {k: np.array(sorted(set(v)), dtype=np.int32) for k, v in multi.items()}
         self.crossers_out = np.array(sorted(set(crossers_out)), dtype=np.int32)
-        self.crossers_in_ids = np.array(sorted(self.crossers_in), dtype=np.int32)
+        self.crossers_in_ids = np.array(sorted(set(crossers_in)), dtype=np.int32)
         self._per_key: dict = {}
 
     def current_key(self, used_rest: list[bytes]) -> list:
