@@ -240,3 +240,24 @@ def _mask(matcher, vocab):
     words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     matcher.fill_next_token_bitmask(words)
     return words
+
+
+def test_long_texts_in_one_step():
+    """A whole document in one accept_bytes: thousands of distinct items and a 20,000-byte
+    key are read once (brackets stepped one after another, long keys never decoded per
+    token); a repeated item anywhere is refused."""
+    schema = {"type": "object", "properties": {
+        "t": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+        "additionalProperties": {"type": "integer"}}
+    vocab = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<eos>"],
+                                        eos_token_ids=[256])
+    compiled = compile_grammar(schema_to_grammar(schema), vocab)
+    items = [f'"s{i}"' for i in range(3000)]
+    text = '{"t": [' + ",".join(items) + '], "' + "k" * 20000 + '": 1, "[": 2}'
+    m = compiled.matcher()
+    assert m.accept_string(text) and m.is_accepting()
+    m = compiled.matcher()
+    assert not m.accept_string('{"t": [' + ",".join(items + ['"s17"']) + "]}")
+    m = compiled.matcher()
+    assert m.accept_string('{"' + "k" * 20000 + '": 1, "')
+    assert not m.accept_string("k" * 20000 + '"')
