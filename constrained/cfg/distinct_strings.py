@@ -26,10 +26,10 @@ import numpy as np
 
 from ..bitmask import allowed_token_ids, clear_bits
 from ..errors import DeadEndError, LimitExceededError
-from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, VALUE, Items,
-                        decode_key, decoded_prefix, scan)
+from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING_ESC,
+                        VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
-from .key_index import key_index
+from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
 
 _MAX_WALK = 200_000      # states of one walk along the existing keys
@@ -88,7 +88,8 @@ class DistinctStringsMatcher(CFGMatcher):
             index = self._index = key_index(self.compiled.vocab)
         string_start = phase == KEY_OPEN or phase == KEY_NEXT or (
             phase == VALUE and frames and type(frames[-1]) is Items)
-        parts = list(self._new_keys(index, phase in IN_STRING, string_start, frames))
+        context = ESCAPED if phase == KEY_ESC or phase == STRING_ESC else phase in IN_STRING
+        parts = list(self._new_keys(index, context, string_start, frames))
         crossing: list = []
         if phase == KEY or phase == KEY_ESC:
             if _may_repeat(key_raw, frames[-1]):
@@ -100,7 +101,7 @@ class DistinctStringsMatcher(CFGMatcher):
                 elif rests:
                     parts += index.current_key(rests)
             # tokens that close the key and open another one (rarely allowed in a key)
-            crossing = allowed_ids(mask, [index.crossers_in_ids])
+            crossing = allowed_ids(mask, [index.crossers_in[context]])
         found = allowed_ids(mask, parts) if parts else []
         if not found and not crossing:
             return []
@@ -108,7 +109,7 @@ class DistinctStringsMatcher(CFGMatcher):
         return [t for t in dict.fromkeys(found + crossing)
                 if not self._keeps_keys_distinct(scanned, tokens[t], state)]
 
-    def _new_keys(self, index, inside: bool, key_start: bool, frames: tuple) -> tuple:
+    def _new_keys(self, index, inside, key_start: bool, frames: tuple) -> tuple:
         """The id arrays of tokens that may open a key repeating one of ``frames``' keys."""
         key = (inside, key_start, frames)
         found = self._new_key_tokens.get(key)

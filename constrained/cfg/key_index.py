@@ -14,9 +14,12 @@ the vocabulary (items are looked up the same way; "key" below stands for both):
 - ``inner``: strings opened and closed inside a token, by their decoded text;
 - ``multi``: tokens that may write one key twice (two equal strings, or a string ending like
   the text that closes the current key);
-- ``crossers_in_ids`` / ``crossers_out``: tokens that close a key and then end inside a key
+- ``crossers_in`` / ``crossers_out``: tokens that close a key and then end inside a key
   they open (from inside a key: any text; from outside: a prefix of the key they closed,
   which may be one of the same object).
+
+Every table but the first two is kept for each way a token may be read (``CONTEXTS``): from
+inside a string, from outside, and right after a backslash inside a string.
 
 Decoding assumes a token starts at a character boundary; a key whose text so far ends inside
 an escape is checked token by token instead (rare).
@@ -40,9 +43,9 @@ class KeyIndex:
         self.plain_repeats: dict[bytes, np.ndarray] = {}
         head_open, head_close, head_partial, tail, partial_tail, inner = \
             (defaultdict(list) for _ in range(6))
-        multi: dict[bool, list[int]] = {True: [], False: []}
+        multi: dict = {ctx: [] for ctx in CONTEXTS}
         crossers_out: list[int] = []
-        crossers_in: list[int] = []
+        crossers_in: dict = {True: [], ESCAPED: []}
         tokens = vocab.token_bytes
         # every token by its bytes (a candidate that is no plain text is harmless: the check
         # reads it); bytes several tokens share keep all their ids
@@ -57,9 +60,9 @@ class KeyIndex:
         has_special = ((matrix == 0x22) | (matrix == 0x5C)).any(axis=1)
         special = np.flatnonzero(has_special & vocab.text_token_mask[:len(tokens)]).tolist()
         for tid in special:
-            tb = tokens[tid]
-            for inside in (True, False):
-                segments = _segments(tb, inside)
+            for inside in CONTEXTS:
+                tb = tokens[tid][1:] if inside is ESCAPED else tokens[tid]
+                segments = _segments(tb, inside is not False)
                 if not segments:
                     continue
                 keys = [seg.text for seg in segments
@@ -68,6 +71,8 @@ class KeyIndex:
                     multi[inside].append(tid)     # two equal keys in one token
                 for seg in segments:
                     if not seg.opener:
+                        if inside is ESCAPED:
+                            continue               # the current string: checked otherwise
                         if seg.closed and seg.keyish:
                             head_close[seg.text].append(tid)
                         elif seg.partial:
@@ -86,11 +91,11 @@ class KeyIndex:
                 first, last = segments[0], segments[-1]
                 opens_key = (len(segments) > 1 and last.opener in ("sep", "start")
                              and not last.closed and (last.text or last.partial))
-                if inside and not first.opener and first.closed and first.keyish:
+                if inside is not False and not first.opener and first.closed and first.keyish:
                     if any(k.endswith(first.text) for k in keys):
                         multi[inside].append(tid)  # may write the current key twice
                     if opens_key:
-                        crossers_in.append(tid)
+                        crossers_in[inside].append(tid)
                 elif opens_key and any(k.startswith(last.text) for k in keys):
                     crossers_out.append(tid)
         self.head_open = _freeze(head_open)
@@ -103,7 +108,8 @@ class KeyIndex:
         self.inner = _freeze(inner)
         self.multi = {k: np.array(sorted(set(v)), dtype=np.int32) for k, v in multi.items()}
         self.crossers_out = np.array(sorted(set(crossers_out)), dtype=np.int32)
-        self.crossers_in_ids = np.array(sorted(set(crossers_in)), dtype=np.int32)
+        self.crossers_in = {k: np.array(sorted(set(v)), dtype=np.int32)
+                            for k, v in crossers_in.items()}
         self._per_key: dict = {}
 
     def current_key(self, used_rest: list[bytes]) -> list:
@@ -133,13 +139,13 @@ class KeyIndex:
                                    else np.array((tid,), dtype=np.int32))
         return out
 
-    def new_keys(self, inside: bool, used: frozenset, used_here: frozenset | None) -> list:
+    def new_keys(self, inside, used: frozenset, used_here: frozenset | None) -> list:
         """Id arrays of tokens that may open a key and end at a prefix of an existing key,
-        or write an existing key whole, read from inside (or outside) a string: after a
+        or write an existing key whole, read in context ``inside`` (CONTEXTS): after a
         separator in the token, any open object's keys ``used`` count; right at the token's
         start (when a key may open there) those of the current object, ``used_here``."""
         out = [self.multi[inside]]
-        if not inside:
+        if inside is False:
             out.append(self.crossers_out)
         for opener, keys in (("sep", used), ("start", used_here or ())):
             for key in keys:
@@ -170,6 +176,12 @@ class KeyIndex:
         return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int32)
 
 
+ESCAPED = "escaped"
+# how a token is read: inside a string (True), outside (False), or right after a backslash
+# inside a string (its first byte is the escaped character)
+CONTEXTS = (True, False, ESCAPED)
+
+
 def _freeze(table: dict) -> dict:
     return {k: np.array(v, dtype=np.int32) for k, v in table.items()}
 
@@ -178,8 +190,8 @@ def _freeze(table: dict) -> dict:
 class _Segment:
     """A string piece of a token: decoded text, what precedes its opening quote in the token
     (None: the token started inside it; "start": only whitespace; "sep": a comma or an
-    opening brace, so it may be a key or an array's later item; "value": anything else, so it
-    is neither), whether it closes in the token, whether what follows may be a key's colon or
+    opening brace or bracket, so it may be a key or an array's item; "value": anything else,
+    so it is neither), whether it closes in the token, whether what follows may be a key's colon or
     an item's comma or bracket, and the unfinished escape the token ends inside (b"" when
     none)."""
 
@@ -207,7 +219,7 @@ def _segments(tb: bytes, inside: bool) -> list[_Segment] | None:
                 if c == 0x22:
                     before = tb[:i].rstrip(_WS)
                     opener = ("start" if not before else
-                              "sep" if before[-1:] in (b",", b"{") else "value")
+                              "sep" if before[-1:] in (b",", b"{", b"[") else "value")
                     inside, raw = True, bytearray()
                 i += 1
                 continue

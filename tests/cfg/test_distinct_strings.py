@@ -53,7 +53,7 @@ def _arrays(items: list, most: int, distinct: bool):
 def _spell(text: str) -> list[str]:
     """The spellings the grammar accepts for a declared key or an enum string (é three
     ways)."""
-    parts = [E_SPELLINGS if c == "é" else [c] for c in text]
+    parts = [E_SPELLINGS if c == "é" else [json.dumps(c)[1:-1]] for c in text]
     return ['"' + "".join(p) + '"' for p in itertools.product(*parts)]
 
 
@@ -107,6 +107,17 @@ CASES = {
                   "oneOf": [{"required": ["x"]}, {"required": ["y"]}]}}},
         {"property_order": "any"},
         lambda: _objects({"a": ["p"], "b": ["p"]})),
+    "a string value ending in an escaped quote before a key": (
+        {"type": "object", "additionalProperties": False, "properties": {
+            "a": {"const": "p"}, "ab": {"const": "p"}, "s": {"const": 'p"'}}},
+        {"property_order": "any"},
+        lambda: _objects({"a": ["p"], "ab": ["p"], "s": ['p"']})),
+    "nested arrays of distinct strings": (
+        {"type": "array", "maxItems": 2,
+         "items": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True}},
+        {},
+        lambda: [Arr(x) for k in range(3)
+                 for x in itertools.product(list(_arrays(["a", "b"], 2, True)), repeat=k)]),
     "array of distinct strings, a prefix of another, escaped item": (
         {"type": "array", "items": {"enum": ["a", "ab", "é"]}, "uniqueItems": True},
         {},
@@ -141,7 +152,8 @@ def test_masks_match_the_oracle(name):
     docs = sorted(t.decode() for t in valid)
     vocab = small_vocab("", docs, seed=len(name), n_pieces=300,
                         extra=(b"\\u00", b"e9", b"E9\"", b"\\u00e9\":", b'":"p","', b'},"',
-                               b'"a', b'a"', b'":', b',"', b'"ab":'))
+                               b'"a', b'a"', b'":', b',"', b'"ab":', b'["a","a"', b'["a","a',
+                               b'[["a","a', b'"","a"', b'"","ab"', b'p\\', b'"],["a","a'))
     compiled = compile_grammar(grammar, vocab)
     prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
     eos = min(vocab.eos_token_ids)
