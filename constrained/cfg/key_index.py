@@ -15,8 +15,8 @@ the vocabulary (items are looked up the same way; "key" below stands for both):
 - ``multi``: tokens that may write one key twice (two equal strings, or a string ending like
   the text that closes the current key);
 - ``crossers_in`` / ``crossers_out``: tokens that close a key and then end inside a key
-  they open (from inside a key: any text; from outside: a prefix of the key they closed,
-  which may be one of the same object).
+  they open (``crossers_in``: the key being read, then any text; ``crossers_out``: a key
+  written whole in the token, then a prefix of it, perhaps in the same object).
 
 Every table but the first two is kept for each way a token may be read (``CONTEXTS``): from
 inside a string, from outside, and right after a backslash inside a string.
@@ -44,7 +44,7 @@ class KeyIndex:
         head_open, head_close, head_partial, tail, partial_tail, inner = \
             (defaultdict(list) for _ in range(6))
         multi: dict = {ctx: [] for ctx in CONTEXTS}
-        crossers_out: list[int] = []
+        crossers_out: dict = {ctx: [] for ctx in CONTEXTS}
         crossers_in: dict = {True: [], ESCAPED: []}
         tokens = vocab.token_bytes
         # every token by its bytes (a candidate that is no plain text is harmless: the check
@@ -96,8 +96,8 @@ class KeyIndex:
                         multi[inside].append(tid)  # may write the current key twice
                     if opens_key:
                         crossers_in[inside].append(tid)
-                elif opens_key and any(k.startswith(last.text) for k in keys):
-                    crossers_out.append(tid)
+                if opens_key and any(k.startswith(last.text) for k in keys):
+                    crossers_out[inside].append(tid)
         self.head_open = _freeze(head_open)
         self.head_close = _freeze(head_close)
         self.head_partial = _freeze(head_partial)
@@ -107,7 +107,8 @@ class KeyIndex:
         self.partial_tail = _freeze(partial_tail)
         self.inner = _freeze(inner)
         self.multi = {k: np.array(sorted(set(v)), dtype=np.int32) for k, v in multi.items()}
-        self.crossers_out = np.array(sorted(set(crossers_out)), dtype=np.int32)
+        self.crossers_out = {k: np.array(sorted(set(v)), dtype=np.int32)
+                             for k, v in crossers_out.items()}
         self.crossers_in = {k: np.array(sorted(set(v)), dtype=np.int32)
                             for k, v in crossers_in.items()}
         self._per_key: dict = {}
@@ -144,9 +145,7 @@ class KeyIndex:
         or write an existing key whole, read in context ``inside`` (CONTEXTS): after a
         separator in the token, any open object's keys ``used`` count; right at the token's
         start (when a key may open there) those of the current object, ``used_here``."""
-        out = [self.multi[inside]]
-        if inside is False:
-            out.append(self.crossers_out)
+        out = [self.multi[inside], self.crossers_out[inside]]
         for opener, keys in (("sep", used), ("start", used_here or ())):
             for key in keys:
                 ids = self._per_key.get((inside, opener, key))

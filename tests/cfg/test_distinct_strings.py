@@ -118,6 +118,14 @@ CASES = {
         {},
         lambda: [Arr(x) for k in range(3)
                  for x in itertools.product(list(_arrays(["a", "b"], 2, True)), repeat=k)]),
+    "objects in an array, a token closing one and repeating a key in the next": (
+        {"type": "array", "maxItems": 2, "items": {
+            "type": "object", "properties": {"a": {"const": "p"}, "b": {"const": "p"}},
+            "additionalProperties": False}},
+        {"property_order": "any"},
+        lambda: [Arr(x) for k in range(3)
+                 for x in itertools.product(list(_objects({"a": ["p"], "b": ["p"]})),
+                                            repeat=k)]),
     "array of distinct strings, a prefix of another, escaped item": (
         {"type": "array", "items": {"enum": ["a", "ab", "é"]}, "uniqueItems": True},
         {},
@@ -153,7 +161,8 @@ def test_masks_match_the_oracle(name):
     vocab = small_vocab("", docs, seed=len(name), n_pieces=300,
                         extra=(b"\\u00", b"e9", b"E9\"", b"\\u00e9\":", b'":"p","', b'},"',
                                b'"a', b'a"', b'":', b',"', b'"ab":', b'["a","a"', b'["a","a',
-                               b'[["a","a', b'"","a"', b'"","ab"', b'p\\', b'"],["a","a'))
+                               b'[["a","a', b'"","a"', b'"","ab"', b'p\\', b'"],["a","a',
+                               b'"},{"a":"p","a', b'"},{"a', b'"p"},{"b":"p","a'))
     compiled = compile_grammar(grammar, vocab)
     prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
     eos = min(vocab.eos_token_ids)
