@@ -8,24 +8,36 @@ from .byte_dfa import ByteDFA
 
 def dfa_is_finite(dfa: ByteDFA) -> bool:
     """Whether a trimmed DFA accepts finitely many texts (it has no cycle)."""
-    trans = dfa.transitions
-    color = [0] * dfa.n_states          # 0 unseen, 1 on the path, 2 done
-    stack = [(dfa.initial, iter(np.flatnonzero(trans[dfa.initial] >= 0).tolist()))]
-    color[dfa.initial] = 1
+    return not reaches_cycle(dfa.transitions, dfa.initial, {})
+
+
+def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
+    """Whether a cycle is reachable from state ``q`` of a transition table (int[n, 256],
+    -1 for none): in a trimmed automaton, whether infinitely many texts lead on from ``q``.
+    Depth-first; ``memo`` keeps the answer for every state visited (share it between calls
+    on one table)."""
+    if q in memo:
+        return memo[q]
+    on_path = {q}
+    stack = [(q, iter(np.flatnonzero(trans[q] >= 0).tolist()))]
     while stack:
         node, it = stack[-1]
         for b in it:
             nxt = int(trans[node, b])
-            if color[nxt] == 1:
-                return False
-            if color[nxt] == 0:
-                color[nxt] = 1
-                stack.append((nxt, iter(np.flatnonzero(trans[nxt] >= 0).tolist())))
-                break
+            if nxt in on_path or memo.get(nxt):
+                for n, _ in stack:
+                    memo[n] = True
+                return True
+            if nxt in memo:
+                continue
+            on_path.add(nxt)
+            stack.append((nxt, iter(np.flatnonzero(trans[nxt] >= 0).tolist())))
+            break
         else:
             stack.pop()
-            color[node] = 2
-    return True
+            on_path.discard(node)
+            memo[node] = False
+    return memo[q]
 
 
 def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:

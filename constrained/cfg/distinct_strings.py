@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..automata.finite import reaches_cycle
 from ..bitmask import allowed_token_ids, clear_bits
 from ..errors import DeadEndError, LimitExceededError
 from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING_ESC,
@@ -217,7 +218,7 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
     col, q = state
     lexer = runtime.lexer(col.candidates)
     trans = lexer.trans
-    infinite = _infinite_states(lexer)
+    infinite = lexer.__dict__.setdefault("_cycle_memo", {})    # per lexer: see reaches_cycle
     todo = [(int(q), b"")]
     seen = set()
     while todo:
@@ -226,7 +227,7 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
         written, partial = decoded_prefix(raw)
         if not partial and not any(k.startswith(written) for k in used):
             return True
-        if _is_infinite(trans, infinite, q):
+        if reaches_cycle(trans, q, infinite):
             return True
         memo = (q, written, raw[-12:] if partial else b"")
         if memo in seen:
@@ -244,42 +245,3 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
                 continue
             todo.append((nxt, more + bytes((b,))))
     return False
-
-
-def _infinite_states(lexer) -> dict:
-    memo = lexer.__dict__.get("_infinite_memo")
-    if memo is None:
-        memo = lexer.__dict__.setdefault("_infinite_memo", {})
-    return memo
-
-
-def _is_infinite(trans: np.ndarray, memo: dict, q: int) -> bool:
-    """Whether infinitely many texts lead from lexer state ``q`` to a lexeme end: a cycle is
-    reachable (every state is live). Depth-first, memoized per lexer."""
-    if q in memo:
-        return memo[q]
-    on_path = set()
-    stack = [(q, iter(np.flatnonzero(trans[q] >= 0).tolist()))]
-    on_path.add(q)
-    while stack:
-        node, it = stack[-1]
-        for b in it:
-            nxt = int(trans[node, b])
-            if nxt in on_path:
-                for n, _ in stack:
-                    memo[n] = True
-                return True
-            if nxt in memo:
-                if memo[nxt]:
-                    for n, _ in stack:
-                        memo[n] = True
-                    return True
-                continue
-            on_path.add(nxt)
-            stack.append((nxt, iter(np.flatnonzero(trans[nxt] >= 0).tolist())))
-            break
-        else:
-            stack.pop()
-            on_path.discard(node)
-            memo[node] = False
-    return memo[q]

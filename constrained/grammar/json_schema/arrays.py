@@ -12,15 +12,12 @@ from typing import TYPE_CHECKING
 from itertools import product
 from math import prod
 
-import json
-
 import numpy as np
 
-from ...automata.byte_dfa import regex_difference_dfa, regex_to_byte_dfa
-from ...automata.finite import dfa_is_finite, dfa_texts
 from ...errors import LimitExceededError
 from .builder import Piece, Regular, Symbol
 from .merge import contains_conditions
+from .strings import count_json_strings, language_dfa
 
 if TYPE_CHECKING:
     from .converter import Converter
@@ -139,17 +136,11 @@ def _distinct_strings(cv, s: dict, prefix, rest, ptr: str, depth: int) -> int | 
     piece = cv.value(rest, ptr, depth + 1)
     if not isinstance(piece, Regular):
         return None
-    dfa = regex_to_byte_dfa(piece.pattern)
-    if piece.exclude:
-        dfa = regex_difference_dfa(piece.pattern, piece.exclude, base=dfa)
+    dfa = language_dfa(piece.pattern, piece.exclude)
     if dfa.n_states == 0 or set(np.flatnonzero(dfa.transitions[dfa.initial] >= 0)) != {0x22}:
         return None                                    # not only strings
-    if not dfa_is_finite(dfa):
-        return -1
-    texts = dfa_texts(dfa, _MAX_DISTINCT * 16)
-    if texts is None:
-        return _MAX_DISTINCT
-    return min(len({json.loads(t) for t in texts}), _MAX_DISTINCT)
+    count = count_json_strings([dfa], _MAX_DISTINCT)
+    return -1 if count is None else count
 
 
 def _piece(cv: "Converter", schema, ptr: str, depth: int) -> str | None:

@@ -7,21 +7,19 @@ first member every member is preceded by the item separator.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ...automata.byte_dfa import dfas_intersect, regex_difference_dfa, regex_to_byte_dfa
-from ...automata.finite import dfa_is_finite, dfa_texts
+from ...automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING
 from .keys import key_except, key_except_automaton, key_literal
 from .merge import ANNOTATIONS
 from .refs import pointer_escape
-from .strings import string_language
+from .strings import count_json_strings, language_dfa, string_language
 
 if TYPE_CHECKING:
     from .converter import Converter
@@ -486,22 +484,6 @@ def _extra_key_count(cv, extras: list[_Extra], ptr: str) -> int | None:
     case: any key but the declared ones). Finitely many keys run out, so the grammar counts
     extra members up to their number; past _MAX_EXTRA_KEYS it counts to that bound, which
     then caps the extra members of one object (documented on SchemaOptions)."""
-    keys: set = set()
-    for e in extras:
-        t = cv.b.terminals[e.key]
-        dfa = t.automaton if t.automaton is not None else regex_to_byte_dfa(t.pattern)
-        if not dfa_is_finite(dfa):
-            if not t.exclude:
-                return None
-            dfa = regex_difference_dfa(t.pattern, t.exclude, base=dfa)
-            if not dfa_is_finite(dfa):
-                return None
-        texts = dfa_texts(dfa, _MAX_EXTRA_KEYS * 64)
-        if texts is None:
-            return _MAX_EXTRA_KEYS
-        if t.exclude:
-            excluded = [re.compile(x, re.S) for x in t.exclude]
-            texts = [x for x in texts
-                     if not any(rx.fullmatch(x.decode("utf-8", "replace")) for rx in excluded)]
-        keys.update(json.loads(x) for x in texts)
-    return min(len(keys), _MAX_EXTRA_KEYS)
+    terms = [cv.b.terminals[e.key] for e in extras]
+    return count_json_strings([language_dfa(t.pattern, t.exclude, t.automaton) for t in terms],
+                              _MAX_EXTRA_KEYS)

@@ -7,7 +7,11 @@ cannot be expressed as one regex and is refused.
 """
 from __future__ import annotations
 
+import json
 from typing import Callable
+
+from ...automata.byte_dfa import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
+from ...automata.finite import dfa_is_finite, dfa_texts
 
 from . import patterns
 from .chars import ANY_CHAR
@@ -101,3 +105,26 @@ def _outside_lengths(lo: int, hi: int | None, ptr: str, opts: SchemaOptions,
 
 def _implied(lo: int, hi: int | None, plo: int, phi: int | None) -> bool:
     return plo >= lo and (hi is None or (phi is not None and phi <= hi))
+
+
+def language_dfa(pattern: str, exclude: tuple[str, ...] = (),
+                 automaton: ByteDFA | None = None) -> ByteDFA:
+    """The DFA of a terminal's language (``pattern`` minus ``exclude``; ``automaton``: the
+    pattern's DFA when already built)."""
+    base = automaton if automaton is not None else regex_to_byte_dfa(pattern)
+    return regex_difference_dfa(pattern, exclude, base=base) if exclude else base
+
+
+def count_json_strings(dfas: list[ByteDFA], cap: int) -> int | None:
+    """How many distinct values the JSON string texts of these DFAs decode to, at most
+    ``cap`` (also when there are too many texts to list); None when one language is
+    infinite."""
+    if not all(dfa_is_finite(d) for d in dfas):
+        return None
+    values: set = set()
+    for dfa in dfas:
+        texts = dfa_texts(dfa, cap * 64)
+        if texts is None:
+            return cap
+        values.update(json.loads(t) for t in texts)
+    return min(len(values), cap)
