@@ -1,34 +1,44 @@
 """Grammar-constrained infill: a matcher for the middle of ``prefix + middle + suffix``.
 
-The wrapped matcher first accepts the prefix bytes, so the grammar sees the middle as the
-continuation of the prefix. The middle may end (an end token is allowed) only where the suffix
-can follow: the inner matcher accepts the suffix bytes as one trial step, is asked whether the
-text is then a complete sentence, and rolls that step back. Non-end tokens get the grammar's own
-mask (prefix + middle must stay viable); a middle from which the suffix can never follow is not
-excluded in advance (that would need the grammar's full lookahead), so a token budget bounds it.
+A token is allowed in the middle when some text after it can still be followed by the suffix:
+masks come from the grammar's right quotient by the suffix (constrained.cfg.quotient), whose
+sentences are exactly the texts the suffix completes, read from the start of the prefix. The
+middle may end (an end token is allowed) exactly when ``prefix + middle + suffix`` is a
+sentence: the grammar's own matcher accepts the suffix bytes as one trial step, is asked, and
+rolls that step back. Both matchers follow every token; the mask is their intersection.
+A prefix and suffix that no middle can join raise InfillError before any token is generated.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Iterable
 
 import numpy as np
 
 from ..bitmask import bitmask_row, bitmask_words, bytes_arg, clear_bits, int_arg, set_bits
 from ..matching import CompiledGrammar, GrammarMatcher
-from ..errors import GrammarError, MatcherError
+from ..errors import DeadEndError, EmptyLanguageError, GrammarError, MatcherError
 
 _END = "end"
+
+
+class InfillError(GrammarError):
+    """No middle can join the prefix to the suffix under the grammar."""
 
 
 class InfillMatcher(GrammarMatcher):
     """Matcher adapter for the middle of an infill; same API as any GrammarMatcher.
 
     ``end_ids`` are the tokens that end the middle (EOS, FIM pad/EOT, ...; default: the
-    vocabulary's EOS tokens). Raises GrammarError when the prefix itself is not viable.
+    vocabulary's EOS tokens). ``guide`` is the grammar's right quotient by the suffix, compiled
+    (built here when None and the suffix is not empty; InfillGrammar builds it once for all its
+    matchers). Raises InfillError when no middle joins the prefix to the suffix.
     """
 
     def __init__(self, compiled: CompiledGrammar, prefix: bytes | str = b"",
-                 suffix: bytes | str = b"", end_ids: Iterable[int] | None = None) -> None:
+                 suffix: bytes | str = b"", end_ids: Iterable[int] | None = None,
+                 guide: CompiledGrammar | None = None) -> None:
         self.compiled = compiled
         self.prefix = prefix.encode("utf-8") if isinstance(prefix, str) else bytes(prefix)
         self.suffix = suffix.encode("utf-8") if isinstance(suffix, str) else bytes(suffix)
@@ -36,21 +46,28 @@ class InfillMatcher(GrammarMatcher):
         self.end_ids = np.array(sorted(set(vocab.eos_token_ids if end_ids is None else end_ids)),
                                 dtype=np.int64)
         self._end_set = frozenset(self.end_ids.tolist())
+        if guide is None and self.suffix:
+            guide = quotient_grammar(compiled, self.suffix)
         self._inner = compiled.matcher()
-        self._base = 0
+        self._guide = guide.matcher() if guide is not None else None
         if self.prefix:
             if not self._inner.accept_bytes(self.prefix):
-                raise GrammarError(f"the infill prefix is not a viable start of the grammar "
-                                   f"(prefix ends with {self.prefix[-40:]!r})")
-            self._base = 1
+                raise InfillError(f"the infill prefix is not a viable start of the grammar "
+                                  f"(prefix ends with {self.prefix[-40:]!r})")
+            if self._guide is not None and not self._guide.accept_bytes(self.prefix):
+                raise InfillError(f"no middle joins the prefix (ending {self.prefix[-40:]!r}) "
+                                  f"to the suffix (starting {self.suffix[:40]!r}) under the "
+                                  "grammar")
         self._steps: list[str] = []  # "tok" or _END per accepted step, for rollback
-        self._can_end_cache: dict[int, bool] = {}
+        self._can_end_cache: dict = {}   # inner state -> whether the suffix completes it
 
     # the end rule -----------------------------------------------------------------------------
     def suffix_can_follow(self) -> bool:
         """Whether prefix + middle-so-far + suffix is a complete sentence."""
-        key = len(self._steps)
-        cached = self._can_end_cache.get(key)
+        if self.is_terminated():
+            return True
+        key = inner_state_key(self._inner)
+        cached = self._can_end_cache.get(key) if key is not None else None
         if cached is not None:
             return cached
         if not self.suffix:
@@ -60,7 +77,10 @@ class InfillMatcher(GrammarMatcher):
             self._inner.rollback(1)
         else:
             ok = False
-        self._can_end_cache[key] = ok
+        if key is not None:
+            if len(self._can_end_cache) >= 4096:
+                self._can_end_cache.clear()
+            self._can_end_cache[key] = ok
         return ok
 
     # GrammarMatcher API -------------------------------------------------------------------------
@@ -69,10 +89,25 @@ class InfillMatcher(GrammarMatcher):
         if self.is_terminated():
             row[:] = 0
             return True
-        self._inner.fill_next_token_bitmask(row)
+        can_end = self.suffix_can_follow()
+        if self._guide is not None:
+            try:
+                self._guide.fill_next_token_bitmask(row)
+            except DeadEndError:
+                row[:] = 0
+            if not row.any() and not can_end:
+                raise DeadEndError(
+                    f"no token can follow after {len(self._steps)} steps of the middle and "
+                    f"the suffix cannot follow yet (a lexeme the grammar reads differently "
+                    f"inside the whole text; see constrained/cfg/quotient.py)")
+            inner = np.zeros_like(row)
+            self._inner.fill_next_token_bitmask(inner)
+            row &= inner
+        else:
+            self._inner.fill_next_token_bitmask(row)
         eos = np.fromiter(self.compiled.vocab.eos_token_ids, dtype=np.int64)
         clear_bits(row, np.union1d(eos, self.end_ids))
-        if self.suffix_can_follow():
+        if can_end:
             set_bits(row, self.end_ids)
         return True
 
@@ -87,13 +122,24 @@ class InfillMatcher(GrammarMatcher):
             return True
         if int(token_id) in self.compiled.vocab.eos_token_ids:
             return False  # an EOS that is not configured to end the middle
+        if self._guide is not None and not self._guide.accept_token(int(token_id)):
+            return False
         if not self._inner.accept_token(int(token_id)):
+            if self._guide is not None:
+                self._guide.rollback(1)
             return False
         self._steps.append("tok")
         return True
 
     def accept_bytes(self, data: bytes) -> bool:
-        if self.is_terminated() or not self._inner.accept_bytes(bytes_arg(data)):
+        data = bytes_arg(data)
+        if self.is_terminated():
+            return False
+        if self._guide is not None and not self._guide.accept_bytes(data):
+            return False
+        if not self._inner.accept_bytes(data):
+            if self._guide is not None:
+                self._guide.rollback(1)
             return False
         self._steps.append("tok")
         return True
@@ -109,8 +155,8 @@ class InfillMatcher(GrammarMatcher):
                 inner += 1
         if inner:
             self._inner.rollback(inner)
-        for key in [k for k in self._can_end_cache if k > len(self._steps)]:
-            del self._can_end_cache[key]
+            if self._guide is not None:
+                self._guide.rollback(inner)
 
     def is_accepting(self) -> bool:
         return self.is_terminated() or self.suffix_can_follow()
@@ -122,19 +168,20 @@ class InfillMatcher(GrammarMatcher):
         self.rollback(len(self._steps))
 
     def forced_bytes(self) -> bytes:
-        """Bytes every middle must still start with: the grammar's forced bytes, cut where the
-        middle could already end (the suffix may supply the rest)."""
-        if self.is_terminated():
+        """Bytes every middle must still start with (empty where the middle could end)."""
+        if self.is_terminated() or self.suffix_can_follow():
             return b""
-        forced = self._inner.forced_bytes()
-        for cut in range(len(forced) + 1):
-            if cut and not self._inner.accept_bytes(forced[:cut]):
+        if self._guide is not None:
+            forced = self._guide.forced_bytes()
+        else:
+            forced = self._inner.forced_bytes()
+        for cut in range(1, len(forced) + 1):
+            if not self._inner.accept_bytes(forced[:cut]):
                 return forced[:cut - 1]
             try:
                 ends_here = self._suffix_fits_now()
             finally:
-                if cut:
-                    self._inner.rollback(1)
+                self._inner.rollback(1)
             if ends_here:
                 return forced[:cut]
         return forced
@@ -151,7 +198,10 @@ class InfillMatcher(GrammarMatcher):
     def state_key(self):
         """Equal for equal states (the end rule depends on the inner state only)."""
         inner = inner_state_key(self._inner)
-        return None if inner is None else ("infill", inner, self.is_terminated())
+        if inner is None:
+            return None
+        guide = None if self._guide is None else inner_state_key(self._guide)
+        return ("infill", inner, guide, self.is_terminated())
 
     @property
     def middle_steps(self) -> int:
@@ -175,10 +225,12 @@ class InfillGrammar(CompiledGrammar):
         self.prefix = prefix
         self.suffix = suffix
         self.end_ids = None if end_ids is None else tuple(int(t) for t in end_ids)
-        self.matcher()  # fail early when the prefix is not viable
+        raw = suffix.encode("utf-8") if isinstance(suffix, str) else bytes(suffix)
+        self.guide = quotient_grammar(compiled, raw) if raw else None
+        self.matcher()  # fail early when no middle fits
 
     def matcher(self) -> InfillMatcher:
-        return InfillMatcher(self.inner, self.prefix, self.suffix, self.end_ids)
+        return InfillMatcher(self.inner, self.prefix, self.suffix, self.end_ids, self.guide)
 
     def __repr__(self) -> str:
         return (f"InfillGrammar({self.inner!r}, prefix={len(self.prefix)}B, "
@@ -194,3 +246,30 @@ def inner_state_key(matcher):
     if isinstance(stack, list) and stack:
         return stack[-1]
     return None
+
+
+def quotient_grammar(compiled: CompiledGrammar, suffix: bytes) -> CompiledGrammar:
+    """The compiled right quotient of ``compiled``'s grammar by ``suffix`` (its sentences are
+    the texts that ``suffix`` completes); InfillError when there are none. The last few
+    quotients of each compiled grammar are kept, so matchers of one infill share theirs."""
+    from ..cfg.quotient import right_quotient
+    from ..compiler import compile_grammar
+    with _QUOTIENTS_LOCK:
+        per_grammar = _QUOTIENTS.setdefault(compiled, {})
+        got = per_grammar.get(suffix)
+    if got is not None:
+        return got
+    try:
+        guide = compile_grammar(right_quotient(compiled.grammar, suffix), compiled.vocab)
+    except EmptyLanguageError:
+        raise InfillError(f"no text of the grammar ends with the suffix "
+                          f"(starting {suffix[:40]!r})") from None
+    with _QUOTIENTS_LOCK:
+        if len(per_grammar) >= _QUOTIENTS_PER_GRAMMAR:
+            per_grammar.pop(next(iter(per_grammar)))
+        return per_grammar.setdefault(suffix, guide)
+
+
+_QUOTIENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_QUOTIENTS_LOCK = threading.Lock()
+_QUOTIENTS_PER_GRAMMAR = 8

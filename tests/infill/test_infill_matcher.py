@@ -274,5 +274,54 @@ def test_state_keys_follow_the_inner_state():
     b = InfillMatcher(cg, "ab", "xc", end_ids=[EOS])
     assert a.state_key() is not None and a.state_key() == b.state_key()
     assert a.accept_bytes(b"a") and a.state_key() != b.state_key()
-    assert b.accept_bytes(b"xa") and a.state_key() == b.state_key()  # same DFA state
+    assert b.accept_bytes(b"a") and a.state_key() == b.state_key()
     assert a.accept_bytes(b"b") and a.accept_token(EOS) and a.state_key() != b.state_key()
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "grammars_samples"
+
+
+def _judge(file):
+    if file.endswith(".gbnf"):
+        def ok(text):
+            try:
+                json.loads(text)
+                return True
+            except ValueError:
+                return False
+        return ok
+    lark = pytest.importorskip("lark")
+    return _lark_ok(lark.Lark((GRAMMARS / file).read_text(), parser="earley", lexer="dynamic"))
+
+
+@pytest.mark.parametrize("file,samples", [("json.lark", "json"), ("json.gbnf", "json"),
+                                          ("c_subset.lark", "c_subset")])
+def test_middles_cut_from_documents_stay_allowed_and_walks_never_dead_end(file, samples):
+    """Prefix and suffix cut from a real document: the document's own middle is allowed byte
+    by byte and may end where it ends; random walks never reach a state with no token and no
+    end; every middle that ended makes the whole text valid (json.loads or Lark)."""
+    cg = compile_grammar(Grammar.from_file(GRAMMARS / file), VOCAB)
+    judge = _judge(file)
+    docs = [p.read_bytes() for p in sorted((SAMPLES / samples / "valid").iterdir())][:4]
+    rng = random.Random(file)
+    ended = 0
+    for doc in docs:
+        for _ in range(3):
+            i = rng.randrange(len(doc) + 1)
+            j = min(len(doc), i + rng.randrange(0, 12))
+            prefix, middle, suffix = doc[:i], doc[i:j], doc[j:]
+            m = InfillMatcher(cg, prefix, suffix, end_ids=FIM.end_ids)
+            for b in middle:
+                assert is_allowed(_mask(m), b), (prefix, middle, suffix)
+                assert m.accept_token(b)
+            assert is_allowed(_mask(m), EOS) and m.accept_token(EOS)
+            for _ in range(4):
+                m = InfillMatcher(cg, prefix, suffix, end_ids=FIM.end_ids)
+                got, done = _walk(m, rng, 16, lambda text: judge(text), prefix, suffix,
+                                  stop_p=0.3)
+                if done:
+                    ended += 1
+                    assert judge(prefix + got + suffix)
+                else:       # the walk ran out of steps; it never ran out of tokens
+                    assert _mask(m).any()
+    assert ended > 0
