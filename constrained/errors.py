@@ -94,3 +94,7 @@ class GrammarFileError(GrammarError, FileNotFoundError):
 
 class DecodingError(ConstrainedError, ValueError):
     """Bad input to the decode loop: an empty batch, mismatched per-prompt lists, bad options."""
+
+
+class BudgetError(DecodingError):
+    """``complete_within_budget``: no completion of the grammar fits in the token budget."""

@@ -1,17 +1,22 @@
 """Budget-aware completion: keep a short way to finish the sentence within the token budget.
 
 A *plan* is a list of tokens that takes the matcher from its current state to a complete
-sentence. Plans come from a small breadth-first search over bytes (the shortest completion
-when it is near), else from a greedy depth-first search that tries closers first and backtracks
-(both deduplicate states by the matcher's exact state when it exposes one); when that fails,
-from depth-first searches with a deepening limit, two byte orders and coarser state keys. The
-bytes are tokenized longest-match and checked token by token, so every plan is a real path.
+sentence. For context-free grammars plans walk down the grammar's byte distances
+(constrained.cfg.distance: the fewest bytes to a complete sentence, from the parser and lexer
+state), taking at each step a byte that brings the end one byte nearer, checked by the matcher;
+the bytes are then cut into the fewest vocabulary tokens. Where that walk gets stuck (greedy
+lexing, keys already written) or the matcher is not a context-free one, plans come from a
+small breadth-first search over bytes, else from a greedy depth-first search that tries closers
+first and backtracks (both deduplicate states by the matcher's exact state when it exposes one);
+when that fails, from depth-first searches with a deepening limit, two byte orders and coarser
+state keys. Every plan is checked token by token, so it is a real path.
 The loop keeps the invariant
 ``len(plan) + 1 <= remaining`` (the +1 is the end-of-sequence token): it follows the plan once
 the budget is that tight, and rejects sampled tokens whose own plan would no longer fit.
 """
 from __future__ import annotations
 
+import weakref
 from collections import deque
 
 from .byte_tokens import ByteTokenizer
@@ -166,8 +171,44 @@ class CompletionPlanner:
         finally:
             matcher.rollback(1)
 
+    def distance_walk(self, matcher) -> bytes | None:
+        """Bytes to a complete sentence along the grammar's byte distances, or None when the
+        matcher has none or the walk gets stuck."""
+        distance = byte_distance(matcher)
+        if distance is None:
+            return None
+        out: list[bytes] = []
+        try:
+            while not matcher.is_accepting():
+                here = distance()
+                if here >= _INF or sum(map(len, out)) >= self.max_bytes:
+                    return None
+                forced = matcher.forced_bytes()
+                if forced and matcher.accept_bytes(forced):
+                    out.append(forced)
+                    continue
+                step = None
+                for b in _BYTE_ORDER:
+                    if matcher.accept_bytes(bytes((b,))):
+                        if distance() == here - 1:
+                            step = bytes((b,))
+                            break
+                        matcher.rollback(1)
+                if step is None:
+                    return None
+                out.append(step)
+            return b"".join(out)
+        finally:
+            if out:
+                matcher.rollback(len(out))
+
     def plan(self, matcher) -> list[int] | None:
         """Tokens from the current state to a complete sentence, or None when none was found."""
+        data = self.distance_walk(matcher)
+        if data is not None:
+            tokens = self.tokenizer.fewest(matcher, data)
+            if tokens is not None:
+                return tokens
         data = self.shortest_bytes(matcher)
         if data is None:   # the usual case: closers first, full depth, exact states
             data = self.greedy_bytes(matcher)
@@ -190,3 +231,29 @@ class CompletionPlanner:
         complete = used == len(data) and matcher.is_accepting()
         matcher.rollback(len(tokens))
         return tokens if complete else None
+
+
+_INF = 1 << 60
+_distances: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def byte_distance(matcher):
+    """A function giving the fewest bytes from ``matcher``'s current state to a complete
+    sentence (a lower bound: see constrained.cfg.distance), or None for matchers that are not
+    context-free ones. Infill matchers are measured by their quotient grammar."""
+    inner = getattr(matcher, "_guide", None)
+    if inner is not None:
+        matcher = inner
+    runtime = getattr(matcher, "_runtime", None)
+    stack = getattr(matcher, "_stack", None)
+    if runtime is None or not isinstance(stack, list):
+        return None
+    from ..cfg.distance import ByteDistance
+    dist = _distances.get(runtime)
+    if dist is None:
+        dist = _distances.setdefault(runtime, ByteDistance(runtime))
+
+    def measure() -> int:
+        state = stack[-1]
+        return 0 if state is None else dist.distance(state)
+    return measure

@@ -25,6 +25,7 @@ class ByteTokenizer:
             if data and text_ok[tid] and data not in by_bytes:
                 by_bytes[data] = tid
         self._ids = by_bytes
+        self._bytes_of = {tid: data for data, tid in by_bytes.items()}
         self._longest = max((len(b) for b in by_bytes), default=1)
         self.single_byte = [by_bytes.get(bytes((b,)), -1) for b in range(256)]
 
@@ -56,3 +57,37 @@ class ByteTokenizer:
             else:
                 break
         return out, pos
+
+    def fewest(self, matcher, data: bytes) -> list[int] | None:
+        """The fewest tokens spelling ``data`` that ``matcher`` accepts one by one (it is left
+        where it was), or None when no such tokenization was found."""
+        n = len(data)
+        best = [0] + [n + 1] * n
+        back = [-1] * (n + 1)
+        ids = self._ids
+        for i in range(n):
+            if best[i] > n:
+                continue
+            for size in range(1, min(self._longest, n - i) + 1):
+                tid = ids.get(data[i:i + size])
+                if tid is not None and best[i] + 1 < best[i + size]:
+                    best[i + size] = best[i] + 1
+                    back[i + size] = tid
+        if best[n] > n:
+            return None
+        out: list[int] = []
+        pos = n
+        while pos > 0:
+            tid = back[pos]
+            out.append(tid)
+            pos -= len(self._bytes_of[tid])
+        out.reverse()
+        accepted = 0
+        for tid in out:
+            if not matcher.accept_token(tid):
+                break
+            accepted += 1
+        ok = accepted == len(out)
+        if accepted:
+            matcher.rollback(accepted)
+        return out if ok else None

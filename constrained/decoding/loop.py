@@ -17,9 +17,10 @@ import numpy as np
 import torch
 
 from ..bitmask import apply_token_bitmask_inplace, bitmask_words
-from ..errors import DeadEndError, DecodingError, VocabularyError
+from ..errors import BudgetError, DeadEndError, DecodingError, VocabularyError
 from .batch import KVBatch
 from .budget import CompletionPlanner
+from .shortest import ShortestCompletion
 from .byte_tokens import ByteTokenizer
 from .forcing import accept_forced, only_allowed_token
 from .prompts import encode_prompts, split_prompts
@@ -31,6 +32,8 @@ from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling,
 
 
 _SLOW_MASK_SECONDS = 0.002
+_TIGHT_SEARCH_STATES = 64     # states one exact search may visit while the budget is tight
+_TIGHT_EXACT_WINDOW = 6       # tokens left below which the tight mask is computed exactly
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Decoder:
         self.bitmask = np.zeros((len(rows), self.words), dtype=np.int32)
         self._bytes_tok = ByteTokenizer.of(vocab)
         self._planner = CompletionPlanner(self._bytes_tok)
+        self._shortest = ShortestCompletion(vocab, max_states=_TIGHT_SEARCH_STATES)
         self.results: list[GenerationResult | None] = [None] * len(rows)
 
     # masks (worker thread) ---------------------------------------------------------------------
@@ -107,6 +111,26 @@ class Decoder:
         return (opt.complete_within_budget and row.matcher is not None
                 and (opt.budget_window is None or remaining <= opt.budget_window))
 
+    def _check_budget(self, row: Row) -> None:
+        """Before decoding: a completion must fit in the tokens left (end-of-sequence token
+        included); BudgetError when the planner finds none."""
+        if row.matcher is None:
+            return
+        room = self.options.max_new_tokens - len(row.tokens)
+        plan = self._planner.plan(row.matcher)
+        if plan is None:
+            raise BudgetError(f"prompt {row.index}: no completion of the grammar was found "
+                              f"to keep within max_new_tokens={self.options.max_new_tokens}")
+        if len(plan) + 1 > room:
+            exact = self._shortest.distance(row.matcher, room - 1)
+            if exact.tokens is None:
+                raise BudgetError(
+                    f"prompt {row.index}: max_new_tokens={self.options.max_new_tokens} is too "
+                    f"small: the shortest completion found needs {len(plan)} tokens and the "
+                    f"end-of-sequence token ({room} left)")
+            plan = exact.tokens
+        row.plan = plan
+
     def _first_eos(self, row: Row) -> int:
         for t in self.eos_ids:
             if row.matcher is None or row.matcher.accept_token(t):
@@ -119,11 +143,12 @@ class Decoder:
     def _advance(self, row: Row, logits: torch.Tensor) -> list[int]:
         """Choose and accept this step's tokens: [] means EOS (the row is finished)."""
         remaining = self.options.max_new_tokens - len(row.tokens)
+        if self._budget_active(row, remaining):
+            # forced text too is cut into tokens under the budget's plan
+            return self._advance_in_budget(row, logits, remaining)
         if row.only >= 0:  # exactly one token allowed: no sampling
             row.forced += 1
             token = row.only
-        elif self._budget_active(row, remaining):
-            return self._advance_in_budget(row, logits, remaining)
         else:
             token = self._sample(row, logits)
         if token in self._eos:
@@ -146,7 +171,18 @@ class Decoder:
             forced = self._forced_run(row, remaining - 1)
             row.forced += len(forced)
             return [token] + forced
-        if len(plan) + 1 >= remaining:  # follow the plan
+        if len(plan) + 1 >= remaining:  # tight: a token the plan's length still allows
+            allowed = self._shortest.budget_mask(m, remaining) \
+                if remaining <= _TIGHT_EXACT_WINDOW else None
+            if allowed is not None and allowed[:logits.shape[-1]].any():
+                keep = torch.from_numpy(np.pad(allowed, (0, max(0, logits.shape[-1]
+                                                                - allowed.size))))
+                masked = logits.masked_fill(~keep[:logits.shape[-1]], -math.inf)
+                token = self._sample(row, masked)
+                self._accept(row, token)
+                row.steered += 1
+                row.plan = None
+                return [] if token in self._eos else [token]
             if not plan:
                 token = self._first_eos(row)
                 self._accept(row, token)
@@ -228,10 +264,13 @@ class Decoder:
         # take microseconds, less than waking a thread on a busy machine
         use_pool = opt.overlap is True or opt.overlap == "auto"
         slow = _SLOW_MASK_SECONDS if opt.overlap == "auto" else -1.0
+        pending: Future | None = None
         try:
             prefill_chunks = []
             for row in active:  # text the grammar forces at the very start joins the prompt
-                forced = self._forced_run(row, opt.max_new_tokens - 1)
+                # (not under a budget: cut on its own it can cost tokens the plan would save)
+                forced = [] if opt.complete_within_budget else \
+                    self._forced_run(row, opt.max_new_tokens - 1)
                 if forced:
                     row.forced += len(forced)
                     row.tokens.extend(forced)
@@ -240,7 +279,8 @@ class Decoder:
                         row.token_logprobs.extend([0.0] * len(forced))
                         row.top_logprobs.extend({} for _ in forced)
                 prefill_chunks.append(row.prompt_ids + forced)
-            pending: Future | None = None
+                if opt.complete_within_budget:
+                    self._check_budget(row)
             mask_time = 0.0
             if constrained:
                 if pool is not None and use_pool:
