@@ -190,6 +190,19 @@ class DistinctStringsMatcher(CFGMatcher):
         self._scans.append(after)
         return True
 
+    def reserve_keys(self, by_depth: dict[int, frozenset[bytes]]) -> None:
+        """Treat ``by_depth[k]`` as keys already written in the object open at depth ``k``
+        (1 the outermost), for the rest of this matcher's text: an infill middle must not
+        write the keys its suffix will write. Objects closed and opened later are new."""
+        frames, phase, raw = self._scans[-1]
+        frames = list(frames)
+        for depth, keys in by_depth.items():
+            k = depth - 1
+            if 0 <= k < len(frames) and isinstance(frames[k], frozenset) \
+                    and not isinstance(frames[k], Items):
+                frames[k] = frames[k] | keys
+        self._scans[-1] = (tuple(frames), phase, raw)
+
     def state_key(self):
         """The exact state: the grammar's and the scan's."""
         return (self._stack[-1], self._scans[-1])

@@ -205,6 +205,47 @@ def scan(state: tuple, data: bytes, distinct_arrays=()) -> tuple | None:
     return frames, phase, key_raw
 
 
+def keys_ahead(suffix: bytes) -> tuple[int, dict[int, frozenset[bytes]]] | None:
+    """The keys the end of a JSON text writes into containers opened before it: (how many
+    such containers it closes, {0 for the innermost of them, 1 its parent, ...: keys}).
+    None unless the text starts outside a string (at a separator, a closer or whitespace)."""
+    stripped = suffix.lstrip(b" \t\r\n")
+    if stripped and stripped[:1] not in (b",", b"}", b"]", b":"):
+        return None
+    inner = 0          # containers the text opens itself and has not closed yet
+    closes = 0         # containers opened before the text that it has closed so far
+    keys: dict[int, set[bytes]] = {}
+    i, n = 0, len(suffix)
+    last_string: bytes | None = None
+    while i < n:
+        c = suffix[i]
+        if c == 0x22:   # a string: find its end
+            j = i + 1
+            while j < n and suffix[j] != 0x22:
+                j += 2 if suffix[j] == 0x5C else 1
+            if j >= n:
+                return None
+            last_string = suffix[i + 1:j]
+            i = j + 1
+            continue
+        if c == ord(":") and last_string is not None and inner == 0:
+            try:
+                keys.setdefault(closes, set()).add(decode_key(last_string))
+            except ValueError:
+                return None
+        if c in (ord("{"), ord("[")):
+            inner += 1
+        elif c in (ord("}"), ord("]")):
+            if inner:
+                inner -= 1
+            else:
+                closes += 1
+        if c not in _WS:
+            last_string = None
+        i += 1
+    return closes, {d: frozenset(v) for d, v in keys.items()}
+
+
 def _next_special(data: bytes, i: int) -> int:
     q, b = data.find(b'"', i), data.find(b"\\", i)
     if q < 0:

@@ -172,35 +172,43 @@ class CompletionPlanner:
             matcher.rollback(1)
 
     def distance_walk(self, matcher) -> bytes | None:
-        """Bytes to a complete sentence along the grammar's byte distances, or None when the
-        matcher has none or the walk gets stuck."""
-        distance = byte_distance(matcher)
-        if distance is None:
+        """Bytes to a complete sentence along the grammar's byte distances (stepped on the
+        parser and lexer state, then checked with the matcher), or None when the matcher is
+        not a context-free one or the walk gets stuck."""
+        parts = cfg_parts(matcher)
+        if parts is None:
             return None
-        out: list[bytes] = []
-        try:
-            while not matcher.is_accepting():
-                here = distance()
-                if here >= _INF or sum(map(len, out)) >= self.max_bytes:
-                    return None
-                forced = matcher.forced_bytes()
-                if forced and matcher.accept_bytes(forced):
-                    out.append(forced)
+        runtime, state, dist = parts
+        out = bytearray()
+        while not runtime.is_accepting(state):
+            here = dist.distance(state)
+            if here >= _INF or len(out) >= self.max_bytes:
+                return None
+            col, q = state
+            lexer = runtime.lexer(col.candidates)
+            row = lexer.rows[q]
+            ends = q != 0 and lexer.acc_list[q]
+            nxt = None
+            for b in _BYTE_ORDER:
+                if row[b] < 0 and not ends and q != 0:
                     continue
-                step = None
-                for b in _BYTE_ORDER:
-                    if matcher.accept_bytes(bytes((b,))):
-                        if distance() == here - 1:
-                            step = bytes((b,))
-                            break
-                        matcher.rollback(1)
-                if step is None:
-                    return None
-                out.append(step)
-            return b"".join(out)
-        finally:
-            if out:
-                matcher.rollback(len(out))
+                cand = runtime.step(state, bytes((b,)))
+                if cand is not None and dist.distance(cand) == here - 1:
+                    nxt = cand
+                    out.append(b)
+                    break
+            if nxt is None:
+                return None
+            state = nxt
+        data = bytes(out)
+        if data and not matcher.accept_bytes(data):   # keys already written, infill's end
+            return None
+        if data:
+            ok = matcher.is_accepting()
+            matcher.rollback(1)
+            if not ok:
+                return None
+        return data
 
     def plan(self, matcher) -> list[int] | None:
         """Tokens from the current state to a complete sentence, or None when none was found."""
@@ -237,23 +245,18 @@ _INF = 1 << 60
 _distances: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def byte_distance(matcher):
-    """A function giving the fewest bytes from ``matcher``'s current state to a complete
-    sentence (a lower bound: see constrained.cfg.distance), or None for matchers that are not
-    context-free ones. Infill matchers are measured by their quotient grammar."""
+def cfg_parts(matcher):
+    """(runtime, current state, ByteDistance) of a context-free matcher (an infill matcher's
+    quotient grammar for infill), or None for other matchers and finished ones."""
     inner = getattr(matcher, "_guide", None)
     if inner is not None:
         matcher = inner
     runtime = getattr(matcher, "_runtime", None)
     stack = getattr(matcher, "_stack", None)
-    if runtime is None or not isinstance(stack, list):
+    if runtime is None or not isinstance(stack, list) or stack[-1] is None:
         return None
     from ..cfg.distance import ByteDistance
     dist = _distances.get(runtime)
     if dist is None:
         dist = _distances.setdefault(runtime, ByteDistance(runtime))
-
-    def measure() -> int:
-        state = stack[-1]
-        return 0 if state is None else dist.distance(state)
-    return measure
+    return runtime, stack[-1], dist

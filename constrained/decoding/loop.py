@@ -19,7 +19,7 @@ import torch
 from ..bitmask import apply_token_bitmask_inplace, bitmask_words
 from ..errors import BudgetError, DeadEndError, DecodingError, VocabularyError
 from .batch import KVBatch
-from .budget import CompletionPlanner
+from .budget import CompletionPlanner, cfg_parts, state_key
 from .shortest import ShortestCompletion
 from .byte_tokens import ByteTokenizer
 from .forcing import accept_forced, only_allowed_token
@@ -33,7 +33,9 @@ from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling,
 
 _SLOW_MASK_SECONDS = 0.002
 _TIGHT_SEARCH_STATES = 64     # states one exact search may visit while the budget is tight
+_TIGHT_SEARCH_GROUPS = 256    # distinct token remainders per state in those searches
 _TIGHT_EXACT_WINDOW = 6       # tokens left below which the tight mask is computed exactly
+_ROOM_MARGIN = 8              # tokens kept beyond the byte distance before plans are needed
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,9 @@ class Decoder:
         self.bitmask = np.zeros((len(rows), self.words), dtype=np.int32)
         self._bytes_tok = ByteTokenizer.of(vocab)
         self._planner = CompletionPlanner(self._bytes_tok)
-        self._shortest = ShortestCompletion(vocab, max_states=_TIGHT_SEARCH_STATES)
+        self._shortest = ShortestCompletion(vocab, max_states=_TIGHT_SEARCH_STATES,
+                                            max_groups=_TIGHT_SEARCH_GROUPS)
+        self._single_bytes = all(t >= 0 for t in self._bytes_tok.single_byte)
         self.results: list[GenerationResult | None] = [None] * len(rows)
 
     # masks (worker thread) ---------------------------------------------------------------------
@@ -110,6 +114,28 @@ class Decoder:
         opt = self.options
         return (opt.complete_within_budget and row.matcher is not None
                 and (opt.budget_window is None or remaining <= opt.budget_window))
+
+    def _plan_of(self, row: Row) -> list[int] | None:
+        """A plan from the row's current state, remembered per state (text inside a string
+        leaves the state as it was, and so does its plan)."""
+        key = state_key(row.matcher)
+        if key is not None and key in row.plans:
+            return list(row.plans[key])
+        plan = self._planner.plan(row.matcher)
+        if key is not None and plan is not None:
+            if len(row.plans) >= 64:
+                row.plans.clear()
+            row.plans[key] = tuple(plan)
+        return plan
+
+    def _plan_fits(self, row: Row, room: int) -> bool:
+        """Plans from the current state; keeps the plan when it fits in ``room`` tokens (the
+        end-of-sequence token included)."""
+        plan = self._plan_of(row)
+        if plan is not None and len(plan) + 1 <= room:
+            row.plan = plan
+            return True
+        return False
 
     def _check_budget(self, row: Row) -> None:
         """Before decoding: a completion must fit in the tokens left (end-of-sequence token
@@ -160,9 +186,33 @@ class Decoder:
         row.plan = None
         return [token] + forced
 
+    def _roomy(self, m, room: int) -> bool:
+        """Whether the text can surely complete in ``room`` tokens without planning: the
+        grammar's byte distance (each byte is a token at worst) is far below it."""
+        parts = cfg_parts(m)
+        if parts is None or not self._single_bytes:
+            return False
+        _, state, dist = parts
+        return dist.distance(state) + _ROOM_MARGIN <= room
+
     def _advance_in_budget(self, row: Row, logits: torch.Tensor, remaining: int) -> list[int]:
         m = row.matcher
-        plan = row.plan if row.plan is not None else self._planner.plan(m)
+        if row.plan is None and self._roomy(m, remaining - 1):
+            saved = logits.clone()
+            for _ in range(self.options.budget_retries):
+                token = self._sample(row, logits)
+                self._accept(row, token)
+                if token in self._eos:
+                    return []
+                forced = self._forced_run(row, remaining - 1)
+                used = 1 + len(forced)
+                if self._roomy(m, remaining - used - 1) or self._plan_fits(row, remaining - used):
+                    row.forced += len(forced)
+                    return [token] + forced
+                m.rollback(used)
+                saved[0, token] = -math.inf
+                logits = saved.clone()
+        plan = row.plan if row.plan is not None else self._plan_of(row)
         if plan is None:  # no completion found: decode as usual
             token = self._sample(row, logits)
             self._accept(row, token)
@@ -202,7 +252,7 @@ class Decoder:
             self._accept(row, token)
             forced = self._forced_run(row, remaining - 1)
             used = 1 + len(forced)
-            after = plan[used:] if plan[:used] == [token] + forced else self._planner.plan(m)
+            after = plan[used:] if plan[:used] == [token] + forced else self._plan_of(row)
             if after is not None and used + len(after) + 1 <= remaining:
                 row.forced += len(forced)
                 row.plan = after

@@ -26,6 +26,7 @@ class Row:
         self.finish: str | None = None
         self.only = -1            # the single token the last mask allowed, or -1
         self.plan: list[int] | None = None  # budget plan from the current state
+        self.plans: dict = {}               # plans by matcher state (budgets)
         self.timings = Timings()
 
     def history(self) -> list[int]:

@@ -48,12 +48,14 @@ class Distance:
 
 class ShortestCompletion:
     """Exact fewest-token completions for matchers over one vocabulary (see the module
-    docstring); ``max_states`` bounds the states one search may visit."""
+    docstring); ``max_states`` bounds the states one search may expand, ``max_groups`` the
+    distinct token remainders of one state (past either the answer is "unknown")."""
 
-    def __init__(self, vocab: Vocabulary, *, max_states: int = 4000,
+    def __init__(self, vocab: Vocabulary, *, max_states: int = 4000, max_groups: int = 4096,
                  cache_size: int = 50_000) -> None:
         self.vocab = vocab
         self.max_states = max_states
+        self.max_groups = max_groups
         self._left = max_states       # expansions left to the current top-level call
         self.cache_size = cache_size
         n = vocab.n_tokens
@@ -89,8 +91,7 @@ class ShortestCompletion:
             self._loop_prefix[key] = got
         return got
 
-    def successors(self, matcher, max_groups: int = 4096
-                   ) -> tuple[np.ndarray, list[Successor]] | None:
+    def successors(self, matcher) -> tuple[np.ndarray, list[Successor]] | None:
         """(tokens that leave the state as it is, the other allowed text tokens grouped by the
         state they lead to), or None past ``max_groups`` distinct token remainders. The
         matcher is left where it was."""
@@ -106,12 +107,14 @@ class ShortestCompletion:
                 matcher.rollback(1)
         k = self._prefix_lengths(loop)[allowed]
         whole = k == self._lens[allowed]
+        if int((~whole).sum()) > 4 * self.max_groups:
+            return None
         same = allowed[whole]
         groups: dict[bytes, list[int]] = {}
         data = self._bytes
         for t, cut in zip(allowed[~whole].tolist(), k[~whole].tolist()):
             groups.setdefault(data[t][cut:], []).append(t)
-        if len(groups) > max_groups:
+        if len(groups) > self.max_groups:
             return None
         by_state: dict = {}
         out: list[Successor] = []

@@ -58,6 +58,8 @@ class InfillMatcher(GrammarMatcher):
                 raise InfillError(f"no middle joins the prefix (ending {self.prefix[-40:]!r}) "
                                   f"to the suffix (starting {self.suffix[:40]!r}) under the "
                                   "grammar")
+        if self._guide is not None and hasattr(self._guide, "reserve_keys"):
+            _reserve_suffix_keys(self._guide, self.suffix)
         self._steps: list[str] = []  # "tok" or _END per accepted step, for rollback
         self._can_end_cache: dict = {}   # inner state -> whether the suffix completes it
 
@@ -246,6 +248,17 @@ def inner_state_key(matcher):
     if isinstance(stack, list) and stack:
         return stack[-1]
     return None
+
+
+def _reserve_suffix_keys(guide, suffix: bytes) -> None:
+    """JSON: the keys the suffix writes into objects the prefix opened count as written, so
+    the middle cannot write them (objects the middle opens itself are not covered)."""
+    from ..cfg.json_scan import keys_ahead
+    ahead = keys_ahead(suffix)
+    if ahead is None:
+        return
+    closes, keys = ahead
+    guide.reserve_keys({closes - rel: ks for rel, ks in keys.items()})
 
 
 def quotient_grammar(compiled: CompiledGrammar, suffix: bytes) -> CompiledGrammar:

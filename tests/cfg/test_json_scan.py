@@ -73,3 +73,13 @@ def test_key_index_finds_the_tokens_that_spell_a_key():
     new = {tokens[int(t)] for part in index.new_keys(False, frozenset({b"ab"}), None)
            for t in part}
     assert b',"ab' in new and b'"a":1,"a"' in new
+
+
+def test_keys_ahead_names_the_keys_of_containers_opened_before_the_text():
+    from constrained.cfg.json_scan import keys_ahead
+    assert keys_ahead(b', "c": "z"}') == (1, {0: frozenset({b"c"})})
+    # "e" belongs to an object the text opens itself; "d" and "f" to the outer one
+    assert keys_ahead(b'}, "d": {"e": 1}, "f": 2}') == (2, {1: frozenset({b"d", b"f"})})
+    assert keys_ahead(b' ]}') == (2, {})
+    assert keys_ahead(b', "\\u0061": 1}') == (1, {0: frozenset({b"a"})})
+    assert keys_ahead(b'x"}') is None and keys_ahead(b'"x"}') is None   # starts in a string
