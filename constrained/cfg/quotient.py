@@ -3,25 +3,31 @@
 Infill needs it: the middle of ``prefix + middle + suffix`` is viable exactly when
 ``prefix + middle`` is a viable prefix of the quotient, so the quotient's own masks are the
 middle's masks. The quotient of a context-free language by a string is context-free; this module
-builds it as a ``Grammar`` over the original terminals and a few new ones:
+builds it as a ``Grammar`` over the original terminals and a few new ones.
 
-- the suffix is cut into lexemes the way the lexer reads it: the first one, ``u + suffix[:p]``,
-  began in the middle (``u`` may be empty), the others lie inside the suffix, each a longest match
-  of its terminal (a lexeme ends where its terminal cannot take the next byte);
-- ``T/p``, a new terminal per terminal ``T`` and cut ``p``: the texts ``u`` whose lexeme
-  ``u + suffix[:p]`` is a longest match of ``T`` (empty ``u`` makes it optional);
-- ``A/j``, a new rule per rule ``A`` and suffix position ``j``: the texts ``x`` such that
-  ``x + suffix[:j]`` derives from ``A`` with the cut lexeme inside it. For an alternative
-  ``A: X1 .. Xm`` the cut lies in some ``Xk`` and ``Xk+1 .. Xm`` derive the suffix's lexemes
-  from ``p`` to ``j`` (a chart of the suffix's complete constituents says which), so
-  ``A/j: X1 .. Xk-1 Xk/p``; an ignored terminal may be cut between two symbols;
-- the start is ``start/j`` for every ``j`` from which only ignored lexemes reach the end.
+The suffix is read as the lexer would read the whole text: the lexeme that holds the suffix's
+first byte either began in ``x`` (a *cut* lexeme ``u + suffix[:p]``, ``u`` not empty) or begins
+with the suffix (then ``x`` ends at a lexeme's end, and the lexer must end that lexeme there: its
+terminal and the ignored ones cannot take the suffix's first byte). Every lexeme ends where no
+candidate takes the next byte; the candidates known here are the lexeme's own terminal and the
+ignored ones. Then:
 
-Lexemes inside the suffix are found per terminal (longest match), so the quotient assumes every
-lexeme there ends where its own terminal ends; the lexer also ends a lexeme only where no other
-expected terminal continues it, which can matter for grammars with terminals that extend one
-another (``"="`` and ``"=="``). A prefix of the suffix that no terminal can end in admits no
-middle: the quotient's language is then empty (EmptyLanguageError).
+- ``T/p``: the non-empty texts ``u`` whose lexeme ``u + suffix[:p]`` ends at ``p`` as ``T``;
+  ``T/stop``: lexemes of ``T`` that the suffix's first byte does not extend;
+- ``A/j`` (cut inside ``A``) and ``A/j|`` (``x`` ends at a lexeme's end inside ``A``): the
+  texts ``x`` such that ``x + suffix[:j]`` derives from ``A``. For ``A: X1 .. Xm``, the cut lies
+  in some ``Xk`` and ``Xk+1 .. Xm`` derive the suffix's lexemes from ``p`` to ``j``, so
+  ``A/j: X1 .. Xk-1 Xk/p``; an ignored lexeme may be the cut one between two symbols;
+- which symbols derive which stretch of the suffix comes from a right-to-left Earley pass over
+  the suffix's lexemes, predicting symbols to *end* at a position (starting with the start
+  symbol at the suffix's end), with direct left recursion turned into right recursion first, so
+  the work grows linearly with a list's length;
+- ignored terminals become explicit (``$ignored`` between the symbols of every rule), since no
+  ignored lexeme may follow the cut lexeme.
+
+Limit: a lexeme that another expected terminal would extend across the cut (a keyword the
+suffix turns into an identifier) is kept as the quotient reads it; infill checks the end of the
+middle on the whole text. A suffix no text can precede gives EmptyLanguageError.
 """
 from __future__ import annotations
 
@@ -146,14 +152,11 @@ class _Quotient:
                     order.append(key)
                     if len(order) > limit:
                         raise LimitExceededError(
-                            f"terminal {self.names_of(t)} with the ignored terminals needs more "
-                            f"than max_dfa_states={limit} states")
+                            f"terminal {self.g.symbol_name(t)} with the ignored terminals needs "
+                            f"more than max_dfa_states={limit} states")
                 row[b] = got
             rows.append(row)
         return np.stack(rows), np.array(order, dtype=np.int32)
-
-    def names_of(self, t: int) -> str:
-        return self.g.symbol_name(t)
 
     def _taking(self, t: int, comps: np.ndarray, byte: int) -> np.ndarray:
         """Per product state: whether some candidate takes ``byte`` (``comps`` as above)."""
@@ -180,6 +183,11 @@ class _Quotient:
             cur = comps.copy()
             ends: dict[int, list[int]] = {}
             for p in range(n + 1):
+                self.n_items += len(alive)
+                if self.n_items > self.max_items:
+                    raise LimitExceededError(
+                        f"reading the infill suffix ({n} bytes) takes more than "
+                        f"max_chart_items={self.max_items} lexer steps")
                 if p == n:
                     done = t_acc[cur[:, 0]]
                     if done.any():

@@ -143,3 +143,15 @@ def test_long_suffixes_hit_the_chart_limit():
     assert _accepts(_runtime(quotient), b"[")
     with pytest.raises(LimitExceededError, match="max_chart_items"):
         right_quotient(grammar, suffix, max_chart_items=1000)
+
+
+def test_long_lexemes_in_the_suffix_stay_within_the_work_limit():
+    """A field that every position of the suffix starts (quadratic lexer walks) raises the
+    typed limit error instead of running on."""
+    grammar = Grammar.from_lark(r'''
+start: line+
+line: FIELD ("," FIELD)* "\n"
+FIELD: /[^,\n]+/
+''')
+    with pytest.raises(LimitExceededError, match="infill suffix"):
+        right_quotient(grammar, b"a" * 5000 + b"\n", max_chart_items=100_000)

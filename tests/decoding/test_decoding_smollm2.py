@@ -75,6 +75,34 @@ def test_decoding_smollm2_tight_budget_completes(smollm2):
     json.loads(r.text)
 
 
+TASK = {"type": "object", "properties": {
+    "title": {"type": "string"}, "priority": {"type": "integer", "minimum": 1, "maximum": 5},
+    "labels": {"type": "array", "items": {"type": "string"}}},
+    "required": ["title", "priority", "labels"]}
+
+
+def test_decoding_smollm2_budget_from_the_shortest_completion(smollm2):
+    """Budgets from the shortest completion the planner finds (plus the end token) upwards:
+    every run stops by itself within the budget with a valid document; one token less is
+    refused before decoding."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from constrained.decoding.budget import CompletionPlanner
+    from constrained.decoding.byte_tokens import ByteTokenizer
+    from constrained.errors import BudgetError
+    model, tokenizer, vocab = smollm2
+    compiled = compile_grammar(Grammar.from_json_schema(TASK), vocab)
+    shortest = len(CompletionPlanner(ByteTokenizer.of(vocab)).plan(compiled.matcher())) + 1
+    assert shortest <= 14
+    for slack in (0, 1, 3, 8):
+        r = generate(model, tokenizer, "Write a task as JSON.", chat=True, grammar=compiled,
+                     seed=slack, max_new_tokens=shortest + slack, complete_within_budget=True)
+        assert r.finish_reason == "stop" and r.n_tokens <= shortest + slack, r
+        jsonschema.validate(json.loads(r.text), TASK)
+    with pytest.raises(BudgetError, match="max_new_tokens"):
+        generate(model, tokenizer, "Write a task as JSON.", chat=True, grammar=compiled,
+                 max_new_tokens=shortest - 1, complete_within_budget=True)
+
+
 def test_decoding_smollm2_batch_equals_single(smollm2):
     model, tokenizer, vocab = smollm2
     gs = [Grammar.from_regex(REGEX), Grammar.from_file(ROOT / "grammars" / "json.lark")]
