@@ -98,7 +98,8 @@ def main() -> None:
                 sample_0 = sum(s.sample for s in base.timings.steps) / max(1, len(base.timings.steps))
                 steer.append(max(0.0, sample_b - sample_0))
                 forward.append(sum(s.forward for s in t_budget.steps) / n)
-        print(f"{path.stem}: shortest {shortest}", flush=True)
+        extra = f", steering {steer[-1] * 1e3:.1f} ms/token" if steer and used == len(steer) else ""
+        print(f"{path.stem}: shortest {shortest}{extra}", flush=True)
     print()
     print(f"schemas {used}, runs {runs}: valid and stopped within the budget {ok}, "
           f"refused before decoding {refused}, other {runs - ok - refused}")

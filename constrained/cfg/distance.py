@@ -74,6 +74,7 @@ class ByteDistance:
             self.after.append(row)
         self.start_lhs = g.lhs[0]
         self._up = LRUCache(4096)       # column id -> {nonterminal: cost once it completes}
+        self._memo = LRUCache(65536)    # column id << 32 | lexer state -> distance
 
     def _up_table(self, col: Column) -> dict[int, int]:
         """Per nonterminal expected in ``col``: the fewest bytes to finish the sentence once it
@@ -152,6 +153,13 @@ class ByteDistance:
     def distance(self, state: State) -> int:
         """Fewest bytes from ``state`` to a complete sentence (INF when none is known)."""
         col, q = state
+        key = col.id << 32 | q
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo.put(key, self._distance(col, q))
+        return got
+
+    def _distance(self, col: Column, q: int) -> int:
         if q == 0:
             return self.rest(col)
         lexer = self.runtime.lexer(col.candidates)

@@ -55,11 +55,13 @@ class CompletionPlanner:
     """Finds a short token path from a matcher's state to a complete sentence."""
 
     def __init__(self, tokenizer: ByteTokenizer, *, bfs_nodes: int = 16,
-                 max_nodes: int = 4000, max_bytes: int = 1024) -> None:
+                 max_nodes: int = 4000, max_bytes: int = 1024,
+                 max_walk_bytes: int = 65536) -> None:
         self.tokenizer = tokenizer
         self.bfs_nodes = bfs_nodes
         self.max_nodes = max_nodes
         self.max_bytes = max_bytes
+        self.max_walk_bytes = max_walk_bytes
 
     def greedy_bytes(self, matcher, max_bytes: int | None = None,
                      order: tuple = _BYTE_ORDER, key=None) -> bytes | None:
@@ -182,7 +184,7 @@ class CompletionPlanner:
         out = bytearray()
         while not runtime.is_accepting(state):
             here = dist.distance(state)
-            if here >= _INF or len(out) >= self.max_bytes:
+            if here >= _INF or len(out) >= self.max_walk_bytes:
                 return None
             col, q = state
             lexer = runtime.lexer(col.candidates)
@@ -217,6 +219,9 @@ class CompletionPlanner:
             tokens = self.tokenizer.fewest(matcher, data)
             if tokens is not None:
                 return tokens
+        parts = cfg_parts(matcher)
+        if parts is not None and parts[2].distance(parts[1]) > self.max_bytes:
+            return None     # the searches below stop at max_bytes: none can succeed
         data = self.shortest_bytes(matcher)
         if data is None:   # the usual case: closers first, full depth, exact states
             data = self.greedy_bytes(matcher)

@@ -32,9 +32,9 @@ from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling,
 
 
 _SLOW_MASK_SECONDS = 0.002
-_TIGHT_SEARCH_STATES = 64     # states one exact search may visit while the budget is tight
+_TIGHT_SEARCH_STATES = 24     # states one exact search may visit while the budget is tight
 _TIGHT_SEARCH_GROUPS = 256    # distinct token remainders per state in those searches
-_TIGHT_EXACT_WINDOW = 6       # tokens left below which the tight mask is computed exactly
+_TIGHT_EXACT_WINDOW = 3       # tokens left below which the tight mask is computed exactly
 _ROOM_MARGIN = 8              # tokens kept beyond the byte distance before plans are needed
 
 
