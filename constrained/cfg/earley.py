@@ -164,6 +164,8 @@ class EarleyParser:
         self._static: dict[bytes, _Predictions] = {}   # predicted nonterminals -> closure
         self._sets: dict[tuple, tuple] = {}
         self._lock = threading.Lock()
+        self._runs = LRUCache(max_interned)        # column id -> the column after a run
+        self._run_base = LRUCache(max_interned)    # and back
         # the initial column predicts the start symbol (its kernel is empty, never interned)
         closed = _c_closure(self._c_grammar, [], None, None)
         start = grammar.lhs[0]
@@ -242,6 +244,27 @@ class EarleyParser:
             return got
         return self._intern(got)
 
+    def _after_run(self, col: Column) -> Column:
+        """``col`` after a run of bounded ignored whitespace: the same items, but that
+        whitespace is no lexer candidate until another lexeme is read (the run is over; a
+        longer one would have been one lexeme)."""
+        bounded = self.grammar.bounded_ignore
+        if col is self.initial or col.candidates.isdisjoint(bounded):
+            return col      # (the start item must keep the initial column as its origin)
+        got = self._runs.get(col.id)
+        if got is None:
+            got = Column.__new__(Column)
+            for name in ("origins", "dynamic", "by_next", "static", "expected", "complete",
+                         "_core"):
+                setattr(got, name, getattr(col, name))
+            got.candidates = col.candidates - bounded
+            with self._lock:
+                got.id = next(self._ids)
+            _c_untrack(got)
+            got = self._runs.put(col.id, got)
+            self._run_base.put(got.id, col)
+        return got
+
     def _advance_ignorable(self, col: Column, terminals: frozenset) -> Column | None:
         """A lexeme that ignored terminals match leaves ``col`` as it is, besides advancing it
         over the expected ones."""
@@ -251,7 +274,9 @@ class EarleyParser:
             for a, d, k in col.expecting(t):
                 kernel.add((a, d + 1, col if k < 0 else origins[k]))
         if not kernel:
-            return col
+            if self.grammar.bounded_ignore and terminals <= self.grammar.bounded_ignore:
+                return self._after_run(col)
+            return self._run_base.get(col.id) or col
         kernel.update(col.kernel_items())
         got = _c_closure(self._c_grammar, list(kernel), self.initial, self._interned)
         return got if got.__class__ is Column else self._intern(got)

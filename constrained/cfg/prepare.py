@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
+from ..automata.determinize import minimize, trim
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
 from ..grammar._analysis import derivable
@@ -36,6 +37,8 @@ class PreparedGrammar:
     rhs: tuple[tuple[int, ...], ...]       # per alternative
     by_lhs: dict[int, tuple[int, ...]]     # nonterminal -> its alternatives
     nullable: frozenset[int]               # nullable nonterminals
+    # ignored whitespace runs cut at max_ignored_whitespace bytes: one may not follow another
+    bounded_ignore: frozenset[int] = frozenset()
 
     @property
     def n_terminals(self) -> int:
@@ -54,6 +57,39 @@ def _non_empty_dfa(dfa: ByteDFA) -> ByteDFA:
     if (trans[n] < 0).all():  # only the empty string: no lexeme at all
         return ByteDFA(np.zeros((0, 256), np.int32), np.zeros(0, bool), -1, dfa.pattern)
     return ByteDFA(np.ascontiguousarray(trans, dtype=np.int32), acc, n, dfa.pattern)
+
+
+_WHITESPACE = np.zeros(256, dtype=bool)
+_WHITESPACE[list(b" \t\n\r\f\v")] = True
+
+
+def _whitespace_run(dfa: ByteDFA) -> bool:
+    """Whether the DFA is ``[chars]+`` for a set of whitespace bytes: two states, the second
+    accepting and looping on exactly the bytes that lead to it (greedy lexing then always
+    merges two adjacent runs into one lexeme)."""
+    if dfa.n_states != 2 or dfa.accepting[dfa.initial]:
+        return False
+    first, other = dfa.transitions[dfa.initial], dfa.transitions[1 - dfa.initial]
+    used = first >= 0
+    return (bool(dfa.accepting[1 - dfa.initial]) and used.any()
+            and not used[~_WHITESPACE].any() and bool((first[used] == 1 - dfa.initial).all())
+            and np.array_equal(other >= 0, used) and bool((other[used] == 1 - dfa.initial).all()))
+
+
+def _at_most(dfa: ByteDFA, bound: int) -> ByteDFA:
+    """The DFA's language cut to texts of at most ``bound`` bytes (a product with a counter)."""
+    n = dfa.n_states
+    trans = np.full(((bound + 1) * n, 256), -1, dtype=np.int32)
+    accepting = np.zeros((bound + 1) * n, dtype=bool)
+    for k in range(bound + 1):
+        rows = slice(k * n, (k + 1) * n)
+        accepting[rows] = dfa.accepting
+        if k < bound:
+            nxt = dfa.transitions
+            trans[rows] = np.where(nxt >= 0, nxt + (k + 1) * n, -1)
+    ttrans, tacc, tinit = trim(trans, accepting, dfa.initial)
+    mtrans, macc, minit = minimize(ttrans, tacc, tinit)
+    return ByteDFA(mtrans, macc, minit, f"{dfa.pattern} (at most {bound} bytes)")
 
 
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
@@ -130,8 +166,13 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     term_names = sorted(reach_terms | set(grammar.ignore))
     dfas: dict[str, ByteDFA] = {}
     optional: set[str] = set()
+    bound = grammar.max_ignored_whitespace
+    bounded: set[str] = set()
     for name in term_names:
         dfa = _terminal_dfa(grammar, name, max_dfa_states)
+        if bound is not None and name in grammar.ignore and _whitespace_run(dfa):
+            dfa = _at_most(dfa, bound)
+            bounded.add(name)
         if dfa.initial >= 0 and dfa.accepting[dfa.initial]:
             dfa = _non_empty_dfa(dfa)
             optional.add(name)
@@ -188,4 +229,5 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
         terminal_names=terminal_names, dfas=tuple(dfas[n] for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
         lhs=tuple(lhs), rhs=tuple(rhs), by_lhs={k: tuple(v) for k, v in by_lhs.items()},
-        nullable=frozenset(nullable))
+        nullable=frozenset(nullable),
+        bounded_ignore=frozenset(tid[n] for n in bounded if n in tid and n not in used_terms))

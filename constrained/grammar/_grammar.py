@@ -36,6 +36,9 @@ class Grammar:
     (constrained.cfg.distinct_strings), so rules need not track which keys were written.
     ``distinct_arrays``: terminals that open JSON arrays whose items are strings that must be
     distinct (compared decoded); enforced the same way.
+    ``max_ignored_whitespace``: a run of ignored whitespace (an ignored terminal of the form
+    ``[chars]+``, whitespace chars only) holds at most this many bytes (None: no bound), so a
+    model cannot fill its budget with blank lines.
     """
 
     start: str
@@ -46,6 +49,7 @@ class Grammar:
     text: str = field(default="", compare=False)
     distinct_keys: bool = False
     distinct_arrays: tuple[str, ...] = ()
+    max_ignored_whitespace: int | None = None
 
     @classmethod
     def from_regex(cls, pattern: str) -> "Grammar":
@@ -56,7 +60,8 @@ class Grammar:
     @classmethod
     def from_lark(cls, text: str, start: str = "start", *, import_paths=(), path=None,
                   allow_outside_imports: bool = False, max_rules: int = 100_000,
-                  max_grammar_bytes: int = 4_000_000) -> "Grammar":
+                  max_grammar_bytes: int = 4_000_000,
+                  max_ignored_whitespace: int | None = 256) -> "Grammar":
         """A grammar from Lark EBNF text, meaning what Lark's Earley parser accepts.
 
         ``path`` (the file the text came from) anchors relative %imports; imports outside
@@ -65,12 +70,23 @@ class Grammar:
         ``max_rules`` alternatives once Lark expands optional and repeated items, raise
         LimitExceededError before Lark reads them; so do terminals inlining more than 20,000
         items of the terminals they use. Groups nested deeper than 100 and terminal references
-        deeper than 50 raise GrammarError.
+        deeper than 50 raise GrammarError. ``max_ignored_whitespace``: a run of %ignore'd
+        whitespace (blank lines, indentation) holds at most this many bytes; None lifts the
+        bound (Lark itself has none).
         """
         from .lark_frontend import grammar_from_lark
-        return grammar_from_lark(cls, text, start, import_paths=import_paths, path=path,
-                                 allow_outside_imports=allow_outside_imports,
-                                 max_rules=max_rules, max_grammar_bytes=max_grammar_bytes)
+        if max_ignored_whitespace is not None and (
+                isinstance(max_ignored_whitespace, bool)
+                or not isinstance(max_ignored_whitespace, int) or max_ignored_whitespace < 1):
+            raise ValueError(f"max_ignored_whitespace must be an int >= 1 or None, not "
+                             f"{max_ignored_whitespace!r}")
+        grammar = grammar_from_lark(cls, text, start, import_paths=import_paths, path=path,
+                                    allow_outside_imports=allow_outside_imports,
+                                    max_rules=max_rules, max_grammar_bytes=max_grammar_bytes)
+        if grammar.ignore and max_ignored_whitespace is not None:
+            from dataclasses import replace
+            grammar = replace(grammar, max_ignored_whitespace=max_ignored_whitespace)
+        return grammar
 
     @classmethod
     def from_gbnf(cls, text: str, start: str = "root", *, max_rules: int = 100_000,
@@ -125,4 +141,6 @@ class Grammar:
                          for t in sorted(self.terminals.values(), key=lambda t: t.name))
         return (f"start={self.start}|{rules}|{terms}|ignore={','.join(self.ignore)}"
                 + ("|distinct_keys" if self.distinct_keys else "")
+                + (f"|max_ignored_whitespace={self.max_ignored_whitespace}"
+                   if self.max_ignored_whitespace is not None else "")
                 + "".join(f"|distinct_array={n}" for n in self.distinct_arrays))
