@@ -139,14 +139,13 @@ class Decoder:
 
     def _check_budget(self, row: Row) -> None:
         """Before decoding: a completion must fit in the tokens left (end-of-sequence token
-        included); BudgetError when the planner finds none."""
+        included); BudgetError when the shortest one found does not."""
         if row.matcher is None:
             return
         room = self.options.max_new_tokens - len(row.tokens)
         plan = self._planner.plan(row.matcher)
-        if plan is None:
-            raise BudgetError(f"prompt {row.index}: no completion of the grammar was found "
-                              f"to keep within max_new_tokens={self.options.max_new_tokens}")
+        if plan is None:    # the planner found none: decode, and say so in the result
+            return
         if len(plan) + 1 > room:
             exact = self._shortest.distance(row.matcher, room - 1)
             if exact.tokens is None:
