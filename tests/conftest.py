@@ -14,3 +14,17 @@ def llama3_vocab():
         eos_token_ids=[enc.eot_token, 128009],
         special_token_ids=[i for i in range(enc.n_vocab) if enc.is_special_token(i)],
         name="llama3")
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """(model, tokenizer, vocab) of the embedded SmolLM2-135M-Instruct, loaded once."""
+    from constrained import Vocabulary
+    from constrained.errors import ModelNotFoundError
+    from constrained.model import load_model
+    try:
+        model, tokenizer = load_model("smollm2")
+    except ModelNotFoundError as exc:  # pragma: no cover - depends on the install
+        pytest.skip(str(exc))
+    vocab = Vocabulary.from_hf(tokenizer, vocab_size=model.get_output_embeddings().weight.shape[0])
+    return model, tokenizer, vocab

@@ -128,15 +128,6 @@ class Decoder:
             row.plans[key] = tuple(plan)
         return plan
 
-    def _plan_fits(self, row: Row, room: int) -> bool:
-        """Plans from the current state; keeps the plan when it fits in ``room`` tokens (the
-        end-of-sequence token included)."""
-        plan = self._plan_of(row)
-        if plan is not None and len(plan) + 1 <= room:
-            row.plan = plan
-            return True
-        return False
-
     def _check_budget(self, row: Row) -> None:
         """Before decoding: a completion must fit in the tokens left (end-of-sequence token
         included); BudgetError when the shortest one found does not."""
@@ -196,31 +187,13 @@ class Decoder:
 
     def _advance_in_budget(self, row: Row, logits: torch.Tensor, remaining: int) -> list[int]:
         m = row.matcher
-        if row.plan is None and self._roomy(m, remaining - 1):
-            saved = logits.clone()
-            for _ in range(self.options.budget_retries):
-                token = self._sample(row, logits)
-                self._accept(row, token)
-                if token in self._eos:
-                    return []
-                forced = self._forced_run(row, remaining - 1)
-                used = 1 + len(forced)
-                if self._roomy(m, remaining - used - 1) or self._plan_fits(row, remaining - used):
-                    row.forced += len(forced)
-                    return [token] + forced
-                m.rollback(used)
-                saved[0, token] = -math.inf
-                logits = saved.clone()
-        plan = row.plan if row.plan is not None else self._plan_of(row)
-        if plan is None:  # no completion found: decode as usual
-            token = self._sample(row, logits)
-            self._accept(row, token)
-            if token in self._eos:
-                return []
-            forced = self._forced_run(row, remaining - 1)
-            row.forced += len(forced)
-            return [token] + forced
-        if len(plan) + 1 >= remaining:  # tight: a token the plan's length still allows
+        plan = row.plan
+        if plan is None and not self._roomy(m, remaining - 1):
+            plan = self._plan_of(row)
+            if plan is None:
+                return self._unplanned(row, logits, remaining)
+        if plan is not None and len(plan) + 1 >= remaining:
+            # tight: a token the plan's length still allows
             allowed = self._shortest.budget_mask(m, remaining) \
                 if remaining <= _TIGHT_EXACT_WINDOW else None
             if allowed is not None and allowed[:logits.shape[-1]].any():
@@ -232,15 +205,7 @@ class Decoder:
                 row.steered += 1
                 row.plan = None
                 return [] if token in self._eos else [token]
-            if not plan:
-                token = self._first_eos(row)
-                self._accept(row, token)
-                row.steered += 1
-                return []
-            self._accept(row, plan[0])
-            row.steered += 1
-            row.plan = plan[1:]
-            return [plan[0]]
+            return self._follow(row, plan)
         saved = logits.clone()
         for _ in range(self.options.budget_retries):
             token = self._sample(row, logits)
@@ -251,7 +216,14 @@ class Decoder:
             self._accept(row, token)
             forced = self._forced_run(row, remaining - 1)
             used = 1 + len(forced)
-            after = plan[used:] if plan[:used] == [token] + forced else self._plan_of(row)
+            if plan is not None and plan[:used] == [token] + forced:
+                after = plan[used:]
+            elif self._roomy(m, remaining - used - 1):   # far from the end: no plan needed
+                row.forced += len(forced)
+                row.plan = None
+                return [token] + forced
+            else:
+                after = self._plan_of(row)
             if after is not None and used + len(after) + 1 <= remaining:
                 row.forced += len(forced)
                 row.plan = after
@@ -261,6 +233,24 @@ class Decoder:
             if bool(torch.isneginf(saved).all()):
                 break
             logits = saved.clone()
+        if plan is None:
+            plan = self._plan_of(row)
+            if plan is None:
+                return self._unplanned(row, logits, remaining)
+        return self._follow(row, plan)
+
+    def _unplanned(self, row: Row, logits: torch.Tensor, remaining: int) -> list[int]:
+        """No completion was found: decode as without a budget."""
+        token = self._sample(row, logits)
+        self._accept(row, token)
+        if token in self._eos:
+            return []
+        forced = self._forced_run(row, remaining - 1)
+        row.forced += len(forced)
+        return [token] + forced
+
+    def _follow(self, row: Row, plan: list[int]) -> list[int]:
+        """Takes the plan's next token (the end-of-sequence token when the plan is done)."""
         if not plan:
             self._accept(row, self._first_eos(row))
             row.steered += 1

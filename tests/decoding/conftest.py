@@ -1,4 +1,5 @@
-"""Fixtures for the decode loop: a tiny random Llama over a byte vocabulary, and SmolLM2."""
+"""Fixtures for the decode loop: a tiny random Llama over a byte vocabulary (SmolLM2 is in
+tests/conftest.py)."""
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -21,17 +22,3 @@ def tiny():
                                    bos_token_id=256, eos_token_id=256, pad_token_id=256)
     model = transformers.LlamaForCausalLM(cfg).eval()
     return model, vocab
-
-
-@pytest.fixture(scope="session")
-def smollm2():
-    """(model, tokenizer, vocab) of the embedded SmolLM2-135M-Instruct, loaded once."""
-    from constrained import Vocabulary
-    from constrained.model import load_model
-    from constrained.errors import ModelNotFoundError
-    try:
-        model, tokenizer = load_model("smollm2")
-    except ModelNotFoundError as exc:  # pragma: no cover - depends on the install
-        pytest.skip(str(exc))
-    vocab = Vocabulary.from_hf(tokenizer, vocab_size=model.get_output_embeddings().weight.shape[0])
-    return model, tokenizer, vocab

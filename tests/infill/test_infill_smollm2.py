@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from constrained import Grammar, Vocabulary, generate
+from constrained import Grammar, generate
 from constrained.compiler import compile_grammar
 from constrained.infill import InfillGrammar
 
@@ -17,19 +17,6 @@ SCHEMA = {"type": "object", "properties": {"name": {"type": "string"},
                                            "age": {"type": "integer"},
                                            "city": {"type": "string"}},
           "required": ["name", "age", "city"], "additionalProperties": False}
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    from constrained.errors import ModelNotFoundError
-    from constrained.model import load_model
-    try:
-        model, tokenizer = load_model("smollm2")
-    except ModelNotFoundError as exc:  # pragma: no cover - depends on the install
-        pytest.skip(str(exc))
-    vocab = Vocabulary.from_hf(tokenizer,
-                               vocab_size=model.get_output_embeddings().weight.shape[0])
-    return model, tokenizer, vocab
 
 
 def _cases():
