@@ -145,10 +145,15 @@ def _build_general(pattern: str, max_states: int) -> ByteDFA:
                          position=_error_position(rewritten, exc)) from None
     except RecursionError:
         raise LimitExceededError("regex nesting is too deep") from None
-    trans, acc, init = determinize(nfa, max_states)
-    trans, acc, init = trim(trans, acc, init)
-    trans, acc, init = minimize(trans, acc, init)
-    return ByteDFA(trans, acc, init, pattern)
+    return dfa_from_arrays(*determinize(nfa, max_states), pattern)
+
+
+def dfa_from_arrays(trans: np.ndarray, accepting: np.ndarray, initial: int,
+                    pattern: str = "") -> ByteDFA:
+    """The ByteDFA of a transition table (-1 = dead), accepting flags and initial state:
+    trimmed, minimized and numbered canonically (no states when the language is empty)."""
+    trans, accepting, initial = trim(trans, accepting, initial)
+    return ByteDFA(*minimize(trans, accepting, initial), pattern)
 
 
 def regex_to_byte_dfa(pattern: str, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
@@ -214,9 +219,7 @@ def _difference(a: ByteDFA, excluded: tuple[str, ...], max_states: int) -> ByteD
     trans = np.stack(rows)
     qa_all, qb_all = np.divmod(np.array(order, dtype=np.int64), nb)
     acc = a.accepting[qa_all] & ~b_acc[qb_all]
-    trans, acc, init = trim(trans, acc, 0)
-    trans, acc, init = minimize(trans, acc, init)
-    return ByteDFA(trans, acc, init, label)
+    return dfa_from_arrays(trans, acc, 0, label)
 
 
 def dfas_intersect(a: ByteDFA, b: ByteDFA, max_pairs: int = 200_000) -> bool:

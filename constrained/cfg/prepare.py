@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
-from ..automata.determinize import minimize, trim
+from ..automata.byte_dfa import dfa_from_arrays
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
 from ..grammar._analysis import derivable
@@ -70,10 +70,10 @@ def _whitespace_run(dfa: ByteDFA) -> bool:
     if dfa.n_states != 2 or dfa.accepting[dfa.initial]:
         return False
     first, other = dfa.transitions[dfa.initial], dfa.transitions[1 - dfa.initial]
-    used = first >= 0
-    return (bool(dfa.accepting[1 - dfa.initial]) and used.any()
-            and not used[~_WHITESPACE].any() and bool((first[used] == 1 - dfa.initial).all())
-            and np.array_equal(other >= 0, used) and bool((other[used] == 1 - dfa.initial).all()))
+    used, run = first >= 0, 1 - dfa.initial
+    return (bool(dfa.accepting[run]) and used.any() and not used[~_WHITESPACE].any()
+            and bool((first[used] == run).all()) and np.array_equal(other >= 0, used)
+            and bool((other[used] == run).all()))
 
 
 def _at_most(dfa: ByteDFA, bound: int) -> ByteDFA:
@@ -87,9 +87,8 @@ def _at_most(dfa: ByteDFA, bound: int) -> ByteDFA:
         if k < bound:
             nxt = dfa.transitions
             trans[rows] = np.where(nxt >= 0, nxt + (k + 1) * n, -1)
-    ttrans, tacc, tinit = trim(trans, accepting, dfa.initial)
-    mtrans, macc, minit = minimize(ttrans, tacc, tinit)
-    return ByteDFA(mtrans, macc, minit, f"{dfa.pattern} (at most {bound} bytes)")
+    return dfa_from_arrays(trans, accepting, dfa.initial,
+                           f"{dfa.pattern} (at most {bound} bytes)")
 
 
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:

@@ -1,4 +1,4 @@
-"""The right quotient of a grammar by a fixed suffix: the texts ``x`` with ``x + suffix`` a sentence.
+"""The right quotient of a grammar by a suffix: the texts ``x`` with ``x + suffix`` a sentence.
 
 Infill needs it: the middle of ``prefix + middle + suffix`` is viable exactly when
 ``prefix + middle`` is a viable prefix of the quotient, so the quotient's own masks are the
@@ -37,7 +37,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..automata import ByteDFA
-from ..automata.determinize import minimize, trim
+from ..automata.byte_dfa import dfa_from_arrays
 from ..errors import EmptyLanguageError, LimitExceededError
 from ..grammar import Grammar, Terminal
 from ..grammar._analysis import derivable
@@ -213,14 +213,11 @@ class _Quotient:
                 accepting = np.zeros(len(trans), dtype=bool)
                 accepting[starts] = True
                 # u is not empty: a fresh initial state that is never accepting
-                ttrans = np.vstack([trans, trans[0:1]])
-                ttrans, tacc, tinit = trim(ttrans, np.concatenate([accepting, [False]]),
-                                           len(trans))
-                if tinit < 0:
-                    continue
-                mtrans, macc, minit = minimize(ttrans, tacc, tinit)
-                out.setdefault(t, {})[p] = ByteDFA(
-                    mtrans, macc, minit, f"{dfa.pattern} before {s[:p]!r}")
+                cut = dfa_from_arrays(np.vstack([trans, trans[0:1]]),
+                                      np.concatenate([accepting, [False]]), len(trans),
+                                      f"{dfa.pattern} before {s[:p]!r}")
+                if cut.initial >= 0:
+                    out.setdefault(t, {})[p] = cut
         return out
 
     def _ignore_reach(self) -> list[list[int]]:
@@ -361,7 +358,7 @@ class _Quotient:
         self.tails = tails
         self.ends_of = ends_of
 
-    # the quotient grammar -------------------------------------------------------------------------
+    # the quotient grammar -----------------------------------------------------------------------
     def build(self) -> Grammar:
         g, n = self.g, self.n
         names = self.names
@@ -518,10 +515,8 @@ class _Quotient:
             dfa = g.dfas[sym]
             trans, comps = self._with_others(sym)
             accepting = dfa.accepting[comps[:, 0]] & ~self._taking(sym, comps, self.s[0])
-            ttrans, tacc, tinit = trim(trans, accepting, 0)
-            if tinit >= 0:
-                mtrans, macc, minit = minimize(ttrans, tacc, tinit)
-                auto = ByteDFA(mtrans, macc, minit, f"{dfa.pattern} then {self.s[:1]!r}")
+            auto = dfa_from_arrays(trans, accepting, 0, f"{dfa.pattern} then {self.s[:1]!r}")
+            if auto.initial >= 0:
                 self.terminals[name] = Terminal(name, f"({auto.pattern}) {self.digest}",
                                                 automaton=auto)
             else:
