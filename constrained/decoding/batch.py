@@ -6,10 +6,32 @@ real tokens, so every row sees exactly what it would see alone.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
+
+
+@functools.lru_cache(maxsize=None)
+def _cache_argument(forward_type: type) -> str:
+    """The forward() argument that takes the KV cache: ``cache`` in current transformers,
+    ``past_key_values`` before it."""
+    try:
+        params = inspect.signature(forward_type.forward).parameters
+    except (TypeError, ValueError):
+        return "past_key_values"
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def run_with_cache(model, cache, **inputs) -> tuple[Any, Any]:
+    """model(**inputs) with a KV cache under the argument name this transformers uses;
+    (output, the cache after the call)."""
+    name = _cache_argument(type(model))
+    out = model(**inputs, **{name: cache}, use_cache=True)
+    after = out.get("cache") if "cache" in out else out.get("past_key_values")
+    return out, after
 
 
 class KVBatch:
@@ -30,11 +52,33 @@ class KVBatch:
     @torch.no_grad()
     def prefill(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
         """Run the prompts (left-padded); logits [B, V] of each row's last position."""
-        from transformers import DynamicCache
-        self.cache = DynamicCache()
-        self.attention = torch.zeros((len(prompts), 0), dtype=torch.long)
-        self.lengths = [0] * len(prompts)
+        self.reset()
+        self.add(len(prompts))
         return self.step(prompts)
+
+    def reset(self) -> None:
+        """Forget every row."""
+        self.cache = None
+        self.attention = None
+        self.lengths = []
+
+    def add(self, n: int) -> None:
+        """Append n empty rows (their past is masked out); their first step feeds the prompt."""
+        if self.cache is None:
+            from transformers import DynamicCache
+            self.cache = DynamicCache()
+            self.attention = torch.zeros((0, 0), dtype=torch.long)
+        past = self.attention.shape[1]
+        self.attention = torch.cat(
+            [self.attention, torch.zeros((n, past), dtype=torch.long)], dim=0)
+        for layer in self.cache.layers:
+            keys = getattr(layer, "keys", None)
+            if keys is None or keys.dim() != 4 or keys.shape[0] != len(self.lengths):
+                continue
+            layer.keys = torch.cat([keys, keys.new_zeros((n,) + tuple(keys.shape[1:]))])
+            values = layer.values
+            layer.values = torch.cat([values, values.new_zeros((n,) + tuple(values.shape[1:]))])
+        self.lengths.extend([0] * n)
 
     @torch.no_grad()
     def step(self, chunks: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -53,10 +97,10 @@ class KVBatch:
                 self.lengths[r] += n
         self.attention = torch.cat([self.attention, mask], dim=1)
         start = time.perf_counter()
-        out = self.model(input_ids=ids, attention_mask=self.attention, position_ids=pos,
-                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        out, self.cache = run_with_cache(self.model, self.cache, input_ids=ids,
+                                         attention_mask=self.attention, position_ids=pos,
+                                         logits_to_keep=1)
         self.forward_time = time.perf_counter() - start
-        self.cache = out.past_key_values
         return out.logits[:, -1, :]
 
     def keep(self, rows: Sequence[int]) -> None:
@@ -64,7 +108,25 @@ class KVBatch:
         rows = list(rows)
         if rows == list(range(self.size)):
             return
+        if not rows:
+            self.reset()
+            return
         index = torch.as_tensor(rows, dtype=torch.long)
         self.cache.batch_select_indices(index)
         self.attention = self.attention.index_select(0, index)
         self.lengths = [self.lengths[r] for r in rows]
+        self._trim()
+
+    def _trim(self) -> None:
+        """Drop leading cache positions no remaining row attends to (rows that left)."""
+        used = self.attention.any(dim=0).nonzero()
+        first = int(used[0]) if used.numel() else self.attention.shape[1]
+        if first == 0:
+            return
+        self.attention = self.attention[:, first:]
+        for layer in self.cache.layers:
+            keys = getattr(layer, "keys", None)
+            if keys is None or keys.dim() != 4:
+                continue
+            layer.keys = keys[:, :, first:]
+            layer.values = layer.values[:, :, first:]

@@ -8,6 +8,7 @@ forces are appended without sampling (and fed to the model in the same forward p
 from __future__ import annotations
 
 import math
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,15 +18,16 @@ import numpy as np
 import torch
 
 from ..bitmask import apply_token_bitmask_inplace, bitmask_words
-from ..errors import BudgetError, DeadEndError, DecodingError, VocabularyError
+from ..errors import (BudgetError, ConstrainedError, DeadEndError, DecodingError,
+                      VocabularyError)
 from .batch import KVBatch
 from .budget import CompletionPlanner, cfg_parts, state_key
 from .shortest import ShortestCompletion
 from .byte_tokens import ByteTokenizer
 from .forcing import accept_forced, only_allowed_token
 from .prompts import encode_prompts, split_prompts
-from .result import (FINISH_LENGTH, FINISH_STOP, FINISH_STOP_STRING, GenerationResult,
-                     StepTiming)
+from .result import (FINISH_CANCELLED, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP,
+                     FINISH_STOP_STRING, GenerationResult, StepTiming)
 from .rows import Row
 from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling, resolve_vocab,
                     seeds_for)
@@ -57,24 +59,35 @@ class Decoder:
     """Decodes a batch of rows; ``events()`` yields (row index, text piece) as text appears."""
 
     def __init__(self, model, vocab, rows: list[Row], options: DecodeOptions,
-                 pad_token_id: int) -> None:
+                 pad_token_id: int, *, isolate_errors: bool = False) -> None:
         self.model = model
         self.vocab = vocab
         self.rows = rows
         self.options = options
+        # isolate_errors: a row whose grammar fails (dead end, budget) finishes with reason
+        # "error" and keeps its exception in row.error; the other rows go on
+        self.isolate_errors = isolate_errors
         self.eos_ids = sorted(vocab.eos_token_ids)
         self._eos = frozenset(self.eos_ids)
         self._token_bytes = vocab.token_bytes
         self._n_tokens = vocab.n_tokens
         self.kv = KVBatch(model, pad_token_id)
         self.words = bitmask_words(vocab.size)
-        self.bitmask = np.zeros((len(rows), self.words), dtype=np.int32)
+        self.bitmask = np.zeros((max(1, len(rows)), self.words), dtype=np.int32)
         self._bytes_tok = ByteTokenizer.of(vocab)
         self._planner = CompletionPlanner(self._bytes_tok)
         self._shortest = ShortestCompletion(vocab, max_states=_TIGHT_SEARCH_STATES,
                                             max_groups=_TIGHT_SEARCH_GROUPS)
         self._single_bytes = all(t >= 0 for t in self._bytes_tok.single_byte)
         self.results: list[GenerationResult | None] = [None] * len(rows)
+        self.active: list[Row] = []
+        self._joining: list[Row] = []
+        self._lock = threading.Lock()
+        self._logits: torch.Tensor | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: Future | None = None
+        self._mask_time = 0.0
+        self.admit(rows)
 
     # masks (worker thread) ---------------------------------------------------------------------
     def _fill_masks(self, active: list[Row]) -> float:
@@ -85,11 +98,19 @@ class Decoder:
                 self.bitmask[i] = -1
                 row.only = -1
                 continue
-            m.fill_next_token_bitmask(self.bitmask, i)
-            words = self.bitmask[i]
-            if not words.any():
-                raise DeadEndError(f"prompt {row.index}: no token can follow the "
-                                   f"{len(row.tokens)} generated tokens")
+            try:
+                m.fill_next_token_bitmask(self.bitmask, i)
+                words = self.bitmask[i]
+                if not words.any():
+                    raise DeadEndError(f"prompt {row.index}: no token can follow the "
+                                       f"{len(row.tokens)} generated tokens")
+            except ConstrainedError as exc:
+                if not self.isolate_errors:
+                    raise
+                row.error = exc
+                self.bitmask[i] = -1
+                row.only = -1
+                continue
             row.only = only_allowed_token(words)
         return time.perf_counter() - start
 
@@ -103,15 +124,15 @@ class Decoder:
                                "does not allow it (mask and matcher disagree)")
 
     def _forced_run(self, row: Row, room: int) -> list[int]:
-        if not self.options.force_tokens or row.matcher is None:
+        if not row.options.force_tokens or row.matcher is None:
             return []
         if row.skip is not None and row.skip.left > 0:  # healing: the model picks the token
             return []
         return accept_forced(row.matcher, self._bytes_tok,
-                             min(room, self.options.max_forced_run))
+                             min(room, row.options.max_forced_run))
 
     def _budget_active(self, row: Row, remaining: int) -> bool:
-        opt = self.options
+        opt = row.options
         return (opt.complete_within_budget and row.matcher is not None
                 and (opt.budget_window is None or remaining <= opt.budget_window))
 
@@ -133,7 +154,7 @@ class Decoder:
         included); BudgetError when the shortest one found does not."""
         if row.matcher is None:
             return
-        room = self.options.max_new_tokens - len(row.tokens)
+        room = row.options.max_new_tokens - len(row.tokens)
         plan = self._planner.plan(row.matcher)
         if plan is None:    # the planner found none: decode, and say so in the result
             return
@@ -141,7 +162,7 @@ class Decoder:
             exact = self._shortest.distance(row.matcher, room - 1)
             if exact.tokens is None:
                 raise BudgetError(
-                    f"prompt {row.index}: max_new_tokens={self.options.max_new_tokens} is too "
+                    f"prompt {row.index}: max_new_tokens={row.options.max_new_tokens} is too "
                     f"small: the shortest completion found needs {len(plan)} tokens and the "
                     f"end-of-sequence token ({room} left)")
             plan = exact.tokens
@@ -158,7 +179,7 @@ class Decoder:
 
     def _advance(self, row: Row, logits: torch.Tensor) -> list[int]:
         """Choose and accept this step's tokens: [] means EOS (the row is finished)."""
-        remaining = self.options.max_new_tokens - len(row.tokens)
+        remaining = row.options.max_new_tokens - len(row.tokens)
         if self._budget_active(row, remaining):
             # forced text too is cut into tokens under the budget's plan
             return self._advance_in_budget(row, logits, remaining)
@@ -207,7 +228,7 @@ class Decoder:
                 return [] if token in self._eos else [token]
             return self._follow(row, plan)
         saved = logits.clone()
-        for _ in range(self.options.budget_retries):
+        for _ in range(row.options.budget_retries):
             token = self._sample(row, logits)
             if token in self._eos:
                 self._accept(row, token)
@@ -272,7 +293,7 @@ class Decoder:
 
     def _note_logprobs(self, row: Row, lp: torch.Tensor, tokens: list[int]) -> None:
         """The first token's logprob and top alternatives; forced followers get 0.0 and {}."""
-        k = int(self.options.logprobs)
+        k = int(row.options.logprobs)
         row.token_logprobs.append(float(lp[tokens[0]]))
         if k > 0:
             vals, ids = torch.topk(lp, min(k, lp.shape[-1]))
@@ -284,7 +305,6 @@ class Decoder:
             row.token_logprobs.append(0.0)
             row.top_logprobs.append({})
 
-    # the loop ------------------------------------------------------------------------------------
     def _text(self, row: Row, tokens: Sequence[int]) -> bool:
         n = self._n_tokens
         data = b"".join(self._token_bytes[t] for t in tokens if t < n)
@@ -292,128 +312,219 @@ class Decoder:
             data = row.skip(data)
         return row.tracker.feed(data)
 
+    # the loop ------------------------------------------------------------------------------------
+    def admit(self, rows: Sequence[Row]) -> None:
+        """Queue rows to join the batch before the next forward pass (safe from any thread)."""
+        with self._lock:
+            for row in rows:
+                if row.options is None:
+                    row.options = self.options
+            self._joining.extend(rows)
+
+    @property
+    def busy(self) -> bool:
+        """Whether rows are decoding or waiting to join."""
+        return bool(self.active or self._joining)
+
     def events(self) -> Iterator[tuple[int, str]]:
         """Run to the end, yielding (prompt index, text piece) as whole characters appear."""
-        opt = self.options
-        active = list(self.rows)
-        constrained = any(r.matcher is not None for r in active)
-        pool = ThreadPoolExecutor(1, thread_name_prefix="constrained-mask") \
-            if (opt.overlap and constrained) else None
+        try:
+            while self.busy:
+                pieces, finished = self.step()
+                for row in finished:
+                    self.results[row.index] = row.result()
+                yield from pieces
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the mask worker (rows still decoding are abandoned)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _start(self, row: Row) -> list[int]:
+        """A joining row's first chunk: its prompt, plus text the grammar forces at the very
+        start (not under a budget: cut on its own it can cost tokens the plan would save)."""
+        opt = row.options
+        forced = [] if opt.complete_within_budget else \
+            self._forced_run(row, opt.max_new_tokens - 1)
+        if forced:
+            row.forced += len(forced)
+            row.tokens.extend(forced)
+            self._text(row, forced)
+            if opt.logprobs is not None:  # forced: no choice, probability 1
+                row.token_logprobs.extend([0.0] * len(forced))
+                row.top_logprobs.extend({} for _ in forced)
+        if opt.complete_within_budget:
+            self._check_budget(row)
+        return row.prompt_ids + forced
+
+    def _fail(self, row: Row, error: Exception) -> None:
+        if not self.isolate_errors:
+            raise error
+        row.error = error
+        row.finish = FINISH_ERROR
+
+    def _launch_masks(self, active: list[Row]) -> None:
+        if not any(r.matcher is not None for r in active):
+            return
+        if self.bitmask.shape[0] < len(active):
+            self.bitmask = np.zeros((max(len(active), 2 * self.bitmask.shape[0]), self.words),
+                                    dtype=np.int32)
+        overlap = self.options.overlap
         # "auto": hand the mask to the worker only after a slow (first-visit) mask; warm masks
         # take microseconds, less than waking a thread on a busy machine
-        use_pool = opt.overlap is True or opt.overlap == "auto"
-        slow = _SLOW_MASK_SECONDS if opt.overlap == "auto" else -1.0
-        pending: Future | None = None
-        try:
-            prefill_chunks = []
-            for row in active:  # text the grammar forces at the very start joins the prompt
-                # (not under a budget: cut on its own it can cost tokens the plan would save)
-                forced = [] if opt.complete_within_budget else \
-                    self._forced_run(row, opt.max_new_tokens - 1)
-                if forced:
-                    row.forced += len(forced)
-                    row.tokens.extend(forced)
-                    self._text(row, forced)
-                    if opt.logprobs is not None:  # forced: no choice, probability 1
-                        row.token_logprobs.extend([0.0] * len(forced))
-                        row.top_logprobs.extend({} for _ in forced)
-                prefill_chunks.append(row.prompt_ids + forced)
-                if opt.complete_within_budget:
-                    self._check_budget(row)
-            mask_time = 0.0
-            if constrained:
-                if pool is not None and use_pool:
-                    pending = pool.submit(self._fill_masks, active)
-                else:
-                    mask_time = self._fill_masks(active)
-            start = time.perf_counter()
-            logits = self.kv.prefill(prefill_chunks)
-            if logits.shape[-1] < self.vocab.size:
-                raise VocabularyError(f"the model produced {logits.shape[-1]} logits but the "
-                                      f"vocabulary has {self.vocab.size} entries")
-            forward = self.kv.forward_time
+        slow = _SLOW_MASK_SECONDS if overlap == "auto" else -1.0
+        if overlap and self._mask_time > slow:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="constrained-mask")
+            self._mask_time = 0.0
+            self._pending = self._pool.submit(self._fill_masks, active)
+        else:
+            self._mask_time = self._fill_masks(active)
+
+    def step(self) -> tuple[list[tuple[int, str]], list[Row]]:
+        """One round: every active row chooses its tokens from the last logits, finished rows
+        leave, joining rows enter with their prompts, and the model runs once over the batch.
+        Returns the text pieces that appeared and the rows that finished."""
+        pieces: list[tuple[int, str]] = []
+        finished: list[Row] = []
+        chunks: list[list[int]] = []
+        keep: list[int] = []
+        active = self.active
+        step_start = time.perf_counter()
+        if active:
+            wait = 0.0
+            if self._pending is not None:
+                w0 = time.perf_counter()
+                self._mask_time = self._pending.result()
+                wait = time.perf_counter() - w0
+                self._pending = None
+            s0 = time.perf_counter()
+            logits = self._logits
+            n = len(active)
+            if any(r.matcher is not None for r in active):
+                apply_token_bitmask_inplace(logits, torch.from_numpy(self.bitmask[:n]),
+                                            self.vocab.size)
+            added: list[int] = []
+            for i, row in enumerate(active):
+                tokens = self._choose(row, logits, i)
+                added.append(max(1, len(tokens)))
+                piece = row.tracker.pending() if row.finish is None else ""
+                if row.finish is None:
+                    keep.append(i)
+                    chunks.append(tokens)
+                if piece:
+                    pieces.append((row.index, piece))
+            sample = time.perf_counter() - s0
+            total = (time.perf_counter() - step_start) + self.kv.forward_time
+            for i, row in enumerate(active):
+                row.timings.steps.append(StepTiming(total=total, forward=self.kv.forward_time,
+                                                    mask=self._mask_time, mask_wait=wait,
+                                                    sample=sample, n_tokens=added[i]))
+                if row.finish is not None:
+                    row.tracker.finish()
+                    tail = row.tracker.pending()
+                    if tail:
+                        pieces.append((row.index, tail))
+                    finished.append(row)
+            if len(keep) != n:
+                self.kv.keep(keep)
+            active = [active[i] for i in keep]
+        with self._lock:
+            joining, self._joining = self._joining, []
+        entered = 0
+        for row in joining:
+            if row.cancelled:
+                row.finish = FINISH_CANCELLED
+                finished.append(row)
+                continue
+            try:
+                chunk = self._start(row)
+            except ConstrainedError as exc:
+                self._fail(row, exc)
+                finished.append(row)
+                continue
+            active.append(row)
+            chunks.append(chunk)
+            entered += 1
+        self.active = active
+        if not active:
+            self._logits = None
+            self.kv.reset()
+            return pieces, finished
+        if entered:
+            self.kv.add(entered)
+        self._launch_masks(active)
+        start = time.perf_counter()
+        logits = self.kv.step(chunks)
+        if logits.shape[-1] < self.vocab.size:
+            raise VocabularyError(f"the model produced {logits.shape[-1]} logits but the "
+                                  f"vocabulary has {self.vocab.size} entries")
+        if entered:
             prefill = time.perf_counter() - start
-            for r in active:
-                r.timings.prefill = prefill
-            while active:
-                step_start = time.perf_counter()
-                wait = 0.0
-                if pending is not None:
-                    w0 = time.perf_counter()
-                    mask_time = pending.result()
-                    wait = time.perf_counter() - w0
-                    pending = None
-                s0 = time.perf_counter()
-                n = len(active)
-                if constrained:
-                    apply_token_bitmask_inplace(logits, torch.from_numpy(self.bitmask[:n]),
-                                                self.vocab.size)
-                chunks: list[list[int]] = []
-                keep: list[int] = []
-                pieces: list[tuple[int, str]] = []
-                added: list[int] = []
-                for i, row in enumerate(active):
-                    if row.tracker.stopped:  # a stop string in the forced start text
-                        tokens = []
-                        row.finish = FINISH_STOP_STRING
-                    else:
-                        lp = self._logprobs(row, logits[i]) if opt.logprobs is not None else None
-                        tokens = self._advance(row, logits[i:i + 1])
-                        if lp is not None and tokens:
-                            self._note_logprobs(row, lp, tokens)
-                    added.append(max(1, len(tokens)))
-                    if row.finish is not None:
-                        pass
-                    elif not tokens:
-                        row.finish = FINISH_STOP
-                    else:
-                        row.tokens.extend(tokens)
-                        if self._text(row, tokens):
-                            row.finish = FINISH_STOP_STRING
-                        elif len(row.tokens) >= opt.max_new_tokens:
-                            row.finish = FINISH_LENGTH
-                    piece = row.tracker.pending() if row.finish is None else ""
-                    if row.finish is None:
-                        keep.append(i)
-                        chunks.append(tokens)
-                    if piece:
-                        pieces.append((row.index, piece))
-                sample = time.perf_counter() - s0
-                total = (time.perf_counter() - step_start) + forward
-                for i, row in enumerate(active):
-                    row.timings.steps.append(StepTiming(total=total, forward=forward,
-                                                        mask=mask_time, mask_wait=wait,
-                                                        sample=sample, n_tokens=added[i]))
-                    if row.finish is not None:
-                        row.tracker.finish()
-                        tail = row.tracker.pending()
-                        if tail:
-                            pieces.append((row.index, tail))
-                        self.results[row.index] = row.result()
-                yield from pieces
-                if len(keep) != n:
-                    active = [active[i] for i in keep]
-                    if not active:
-                        break
-                    self.kv.keep(keep)
-                    constrained = any(r.matcher is not None for r in active)
-                use_pool = mask_time > slow
-                mask_time = 0.0
-                if constrained:
-                    if pool is not None and use_pool:
-                        pending = pool.submit(self._fill_masks, active)
-                    else:
-                        mask_time = self._fill_masks(active)
-                logits = self.kv.step(chunks)
-                forward = self.kv.forward_time
-        finally:
-            if pending is not None:
-                pending.cancel()
-            if pool is not None:
-                pool.shutdown(wait=True)
+            for row in active[len(active) - entered:]:
+                row.timings.prefill = prefill
+        self._logits = logits
+        return pieces, finished
+
+    def _choose(self, row: Row, logits: torch.Tensor, i: int) -> list[int]:
+        """Row i's tokens for this step ([] when it finishes), its finish reason set."""
+        opt = row.options
+        if row.cancelled:
+            row.finish = FINISH_CANCELLED
+            return []
+        if row.error is not None:
+            row.finish = FINISH_ERROR
+            return []
+        if row.tracker.stopped:  # a stop string in the forced start text
+            row.finish = FINISH_STOP_STRING
+            return []
+        try:
+            lp = self._logprobs(row, logits[i]) if opt.logprobs is not None else None
+            tokens = self._advance(row, logits[i:i + 1])
+        except ConstrainedError as exc:
+            self._fail(row, exc)
+            return []
+        if lp is not None and tokens:
+            self._note_logprobs(row, lp, tokens)
+        if not tokens:
+            row.finish = FINISH_STOP
+            return []
+        row.tokens.extend(tokens)
+        if self._text(row, tokens):
+            row.finish = FINISH_STOP_STRING
+        elif len(row.tokens) >= opt.max_new_tokens:
+            row.finish = FINISH_LENGTH
+        return tokens
 
 
 # public entry points ---------------------------------------------------------------------------
+def build_row(vocab, index: int, prompt_ids: list[int], compiled, params, stop: Sequence[str],
+              *, token_healing: bool = False, options: DecodeOptions | None = None) -> Row:
+    """One prompt's decode state: its matcher (healed when asked) and its sampler chain."""
+    from samplers import SamplerChain
+    token_bytes, n_tok = vocab.token_bytes, vocab.n_tokens
+
+    def _text_of(i: int) -> bytes:
+        return token_bytes[i] if i < n_tok else b""
+
+    chain = SamplerChain(params, vocab_size=vocab.size, token_texts=_text_of,
+                         eos_token_ids=sorted(vocab.eos_token_ids))
+    row = Row(index, list(prompt_ids), compiled, chain, tuple(stop), params, options)
+    if token_healing:
+        from ..healing.hook import heal_for_decoding
+        healed = heal_for_decoding(vocab, row.prompt_ids, row.matcher)
+        row.prompt_ids = list(healed.prompt_ids)
+        row.matcher = healed.matcher
+        row.skip = healed.skipper()
+    return row
+
+
 def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=None,
                   max_new_tokens: int = 256, stop: str | Sequence[str] | None = None,
                   seed: int | Sequence[int] | None = None, chat: bool = False,
@@ -423,7 +534,6 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                   logprobs: int | None = None,
                   token_healing: bool = False) -> tuple[Decoder, bool]:
     """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
-    from samplers import SamplerChain, SamplingParams
     if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
                                  or logprobs < 0):
         raise DecodingError(f"logprobs must be a non-negative integer or None, got {logprobs!r}")
@@ -449,24 +559,8 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
         bad = [t for t in ids if not 0 <= t < vocab.size]
         if bad:
             raise DecodingError(f"prompt token id {bad[0]} is outside the vocabulary")
-    token_bytes, n_tok = vocab.token_bytes, vocab.n_tokens
-
-    def _text_of(i: int) -> bytes:
-        return token_bytes[i] if i < n_tok else b""
-
-    rows = []
-    for r in range(n):
-        assert isinstance(params[r], SamplingParams)
-        chain = SamplerChain(params[r], vocab_size=vocab.size, token_texts=_text_of,
-                             eos_token_ids=sorted(vocab.eos_token_ids))
-        row = Row(r, prompt_ids[r], compiled[r], chain, stops, params[r])
-        if token_healing:
-            from ..healing.hook import heal_for_decoding
-            healed = heal_for_decoding(vocab, row.prompt_ids, row.matcher)
-            row.prompt_ids = list(healed.prompt_ids)
-            row.matcher = healed.matcher
-            row.skip = healed.skipper()
-        rows.append(row)
+    rows = [build_row(vocab, r, prompt_ids[r], compiled[r], params[r], stops,
+                      token_healing=token_healing) for r in range(n)]
     pad = getattr(tokenizer, "pad_token_id", None) if tokenizer is not None else None
     if pad is None:
         pad = min(vocab.eos_token_ids)

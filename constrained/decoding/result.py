@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 FINISH_STOP = "stop"                # the grammar was complete and an end-of-sequence token came
 FINISH_LENGTH = "length"            # max_new_tokens ran out first
 FINISH_STOP_STRING = "stop_string"  # one of the ``stop`` strings appeared (text cut before it)
+FINISH_ERROR = "error"              # the row failed (Decoder(isolate_errors=True)): row.error
+FINISH_CANCELLED = "cancelled"      # the row was cancelled before it finished
 
 
 @dataclass

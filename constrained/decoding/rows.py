@@ -9,8 +9,11 @@ class Row:
     """One prompt being decoded."""
 
     def __init__(self, index: int, prompt_ids: list[int], compiled, chain, stop,
-                 params=None) -> None:
+                 params=None, options=None) -> None:
         self.index = index
+        self.options = options    # DecodeOptions (the decoder's when None)
+        self.error: Exception | None = None   # why the row failed (isolate_errors)
+        self.cancelled = False    # set from any thread: the row leaves at the next step
         self.prompt_ids = prompt_ids
         self.compiled = compiled
         self.matcher = compiled.matcher() if compiled is not None else None

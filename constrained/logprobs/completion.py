@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from ..bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
+from ..decoding.batch import run_with_cache
 from ..vocabulary import Vocabulary
 from .recovery import TopLogprobsOracle
 
@@ -96,9 +97,9 @@ class Completer:
     def _forward(self, ids: list[int], past=None) -> tuple[torch.Tensor, Any]:
         self.forward_calls += 1
         with torch.no_grad():
-            out = self.model(input_ids=torch.tensor([ids], dtype=torch.long),
-                             past_key_values=past, use_cache=True)
-        return out.logits[0, -1].float().contiguous(), out.past_key_values
+            out, cache = run_with_cache(self.model, past,
+                                        input_ids=torch.tensor([ids], dtype=torch.long))
+        return out.logits[0, -1].float().contiguous(), cache
 
     def prompt_logits(self, prompt_ids: Sequence[int]) -> torch.Tensor:
         """Next-token logits after ``prompt_ids`` (cached)."""
