@@ -103,6 +103,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="prune down to this many bytes (default: $CONSTRAINED_CACHE_MAX_BYTES "
                         "or 512 MiB; 0 empties the cache)")
 
+    s = sub.add_parser("serve", help="serve the model over an OpenAI-compatible HTTP API")
+    s.add_argument("--model", default="smollm2",
+                   help="'smollm2' (embedded default), a Hugging Face folder or a .gguf file")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--max-rows", type=int, default=32,
+                   help="rows decoded together (all requests' choices); more requests wait")
+    s.add_argument("--max-waiting", type=int, default=64,
+                   help="requests waiting for rows before the server answers 503")
+    s.add_argument("--max-tokens", type=int, default=4096,
+                   help="the largest max_tokens a request may ask for")
+    s.add_argument("--log-level", default="warning")
+
     d = sub.add_parser("demo", help="fill the person JSON schema with the embedded model")
     d.add_argument("--model", default="smollm2")
     d.add_argument("--seed", type=int, default=0)
@@ -260,6 +273,21 @@ def _cmd_cache(args) -> int:
     return 0
 
 
+def _cmd_serve(args) -> int:
+    try:
+        from .server import ServerLimits, serve
+    except ImportError as exc:
+        raise _CliError(f"the server needs its extra: pip install "
+                        f"'grammar-constrained-engine[server]' ({exc})") from None
+    for name in ("max_rows", "max_waiting", "max_tokens"):
+        if getattr(args, name) < 1:
+            raise _CliError(f"--{name.replace('_', '-')} must be at least 1")
+    limits = ServerLimits(max_rows=args.max_rows, max_waiting=args.max_waiting,
+                          max_tokens=args.max_tokens)
+    serve(args.model, args.host, args.port, limits, log_level=args.log_level)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     args = _parser().parse_args(argv)
@@ -275,6 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.func(args)
         if args.command == "cache":
             return _cmd_cache(args)
+        if args.command == "serve":
+            return _cmd_serve(args)
         return _cmd_demo(args)
     except (_CliError, ConstrainedError, SamplerError) as exc:
         _note(f"error: {exc}")
