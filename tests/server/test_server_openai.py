@@ -282,3 +282,26 @@ def test_a_client_that_goes_away_frees_its_row(client, server):
     while _health(server)["rows"] and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _health(server)["rows"] == 0
+
+
+def test_logprob_recovery_through_the_openai_client(client, smollm2):
+    """The recovery module against this server: the top tokens of the next-token distribution,
+    recovered from top-5 answers under logit biases, match the model's exact logprobs."""
+    from constrained.logprobs import (openai_argmax_oracle, openai_top_logprobs_oracle,
+                                      recover_by_bisection, recover_top_n)
+    from constrained.logprobs.completion import Completer, true_logprobs
+    model, tokenizer, vocab = smollm2
+    ids = tokenizer.encode("The capital of France is", add_special_tokens=False)
+    truth = true_logprobs(Completer(model, tokenizer, vocab=vocab), ids)
+    oracle = openai_top_logprobs_oracle(client, "smollm2", ids, k=5)
+    got = recover_top_n(oracle, vocab.size, 12)
+    known = got.known_ids()
+    assert len(known) == 12 and got.calls <= 4
+    assert set(known) == set(truth.argsort()[::-1][:12].tolist())
+    assert got.logprobs[known] == pytest.approx(truth[known], abs=1e-4)
+    # argmax only: bisection on the biases recovers log-odds against the top token
+    top3 = truth.argsort()[::-1][:3].tolist()
+    argmax = recover_by_bisection(openai_argmax_oracle(client, "smollm2", ids), vocab.size,
+                                  token_ids=top3, tol=1e-3)
+    odds = argmax.logprobs[top3] - argmax.logprobs[top3[0]]
+    assert odds == pytest.approx(truth[top3] - truth[top3[0]], abs=1e-2)
