@@ -53,8 +53,7 @@ class KVBatch:
     def prefill(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
         """Run the prompts (left-padded); logits [B, V] of each row's last position."""
         self.reset()
-        self.add(len(prompts))
-        return self.step(prompts)
+        return self.join(prompts)
 
     def reset(self) -> None:
         """Forget every row."""
@@ -62,23 +61,43 @@ class KVBatch:
         self.attention = None
         self.lengths = []
 
-    def add(self, n: int) -> None:
-        """Append n empty rows (their past is masked out); their first step feeds the prompt."""
+    @torch.no_grad()
+    def join(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
+        """Add rows after the current ones: their prompts run in a forward pass of their own
+        (rows already decoding are not padded to the prompts' width), then their cache joins
+        the batch's. Logits [n, V] of the new rows."""
         if self.cache is None:
             from transformers import DynamicCache
             self.cache = DynamicCache()
-            self.attention = torch.zeros((0, 0), dtype=torch.long)
-        past = self.attention.shape[1]
-        self.attention = torch.cat(
-            [self.attention, torch.zeros((n, past), dtype=torch.long)], dim=0)
-        for layer in self.cache.layers:
-            keys = getattr(layer, "keys", None)
-            if keys is None or keys.dim() != 4 or keys.shape[0] != len(self.lengths):
-                continue
-            layer.keys = torch.cat([keys, keys.new_zeros((n,) + tuple(keys.shape[1:]))])
-            values = layer.values
-            layer.values = torch.cat([values, values.new_zeros((n,) + tuple(values.shape[1:]))])
-        self.lengths.extend([0] * n)
+            self.attention = torch.zeros((len(prompts), 0), dtype=torch.long)
+            self.lengths = [0] * len(prompts)
+            return self.step(prompts)
+        new = KVBatch(self.model, self.pad)
+        logits = new.prefill(prompts)
+        self._append(new)
+        self.forward_time = new.forward_time
+        return logits
+
+    def _append(self, other: "KVBatch") -> None:
+        """Stack another batch's rows under these, the shorter past left-padded (masked)."""
+        width = max(self.attention.shape[1], other.attention.shape[1])
+
+        def pad(t: torch.Tensor, dim: int) -> torch.Tensor:
+            missing = width - t.shape[dim]
+            if missing == 0:
+                return t
+            shape = list(t.shape)
+            shape[dim] = missing
+            return torch.cat([t.new_zeros(shape), t], dim=dim)
+
+        self.attention = torch.cat([pad(self.attention, 1), pad(other.attention, 1)], dim=0)
+        for mine, theirs in zip(self.cache.layers, other.cache.layers):
+            if getattr(mine, "keys", None) is None or getattr(theirs, "keys", None) is None \
+                    or mine.keys.dim() != 4 or theirs.keys.dim() != 4:
+                raise RuntimeError("cannot join KV caches of this layer type")
+            mine.keys = torch.cat([pad(mine.keys, 2), pad(theirs.keys, 2)], dim=0)
+            mine.values = torch.cat([pad(mine.values, 2), pad(theirs.values, 2)], dim=0)
+        self.lengths.extend(other.lengths)
 
     @torch.no_grad()
     def step(self, chunks: Sequence[Sequence[int]]) -> torch.Tensor:

@@ -457,18 +457,21 @@ class Decoder:
             self._logits = None
             self.kv.reset()
             return pieces, finished
-        if entered:
-            self.kv.add(entered)
         self._launch_masks(active)
-        start = time.perf_counter()
-        logits = self.kv.step(chunks)
+        parts, forward = [], 0.0
+        if len(active) > entered:    # rows already decoding: their new tokens
+            parts.append(self.kv.step(chunks[:len(active) - entered]))
+            forward += self.kv.forward_time
+        if entered:                  # joining rows: their prompts, in a pass of their own
+            parts.append(self.kv.join(chunks[len(active) - entered:]))
+            forward += self.kv.forward_time
+            for row in active[len(active) - entered:]:
+                row.timings.prefill = self.kv.forward_time
+        self.kv.forward_time = forward
+        logits = parts[0] if len(parts) == 1 else torch.cat(parts)
         if logits.shape[-1] < self.vocab.size:
             raise VocabularyError(f"the model produced {logits.shape[-1]} logits but the "
                                   f"vocabulary has {self.vocab.size} entries")
-        if entered:
-            prefill = time.perf_counter() - start
-            for row in active[len(active) - entered:]:
-                row.timings.prefill = prefill
         self._logits = logits
         return pieces, finished
 
