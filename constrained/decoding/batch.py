@@ -18,8 +18,9 @@ import torch
 def _cache_argument(forward_type: type) -> str:
     """The forward() argument that takes the KV cache: ``cache`` in current transformers,
     ``past_key_values`` before it."""
+    fn = getattr(forward_type, "forward", None) or getattr(forward_type, "__call__", None)
     try:
-        params = inspect.signature(forward_type.forward).parameters
+        params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return "past_key_values"
     return "cache" if "cache" in params else "past_key_values"
@@ -30,8 +31,8 @@ def run_with_cache(model, cache, **inputs) -> tuple[Any, Any]:
     (output, the cache after the call)."""
     name = _cache_argument(type(model))
     out = model(**inputs, **{name: cache}, use_cache=True)
-    after = out.get("cache") if "cache" in out else out.get("past_key_values")
-    return out, after
+    after = getattr(out, "cache", None)
+    return out, after if after is not None else getattr(out, "past_key_values", None)
 
 
 class KVBatch:

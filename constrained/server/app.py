@@ -60,6 +60,8 @@ def create_app(service: Service) -> Starlette:
             service.engine.submit(job)
         except RequestError as exc:
             return _error(exc)
+        except Exception as exc:  # a bug, not the request's fault: say so, generate nothing
+            return _error(_row_error(exc, None))
         fmt = Formatter(chat, service.model_name, service.vocab.token_bytes,
                         service.vocab.n_tokens, plan.tokens_as_ids)
         prompt_tokens = sum(lengths[p * plan.n] for p in range(len(plan.prompts)))
@@ -102,6 +104,8 @@ async def _read_json(request: Request, limit: int) -> Any:
         raise RequestError(f"the request body is larger than {limit} bytes", None, status=413)
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise RequestError("the request body is nested too deeply", None) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f" (line {exc.lineno}, column {exc.colno})" \
             if isinstance(exc, json.JSONDecodeError) else ""
@@ -112,10 +116,10 @@ def _error(exc: RequestError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status)
 
 
-def _row_error(error: BaseException, plan: RequestPlan) -> RequestError:
+def _row_error(error: BaseException, plan: RequestPlan | None) -> RequestError:
     if isinstance(error, RequestError):
         return error
-    if isinstance(error, BudgetError):
+    if isinstance(error, BudgetError) and plan is not None:
         return RequestError(str(error), plan.max_tokens_param)
     traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
     return RequestError(f"generation failed: {error}", None, status=500, kind="server_error")

@@ -223,6 +223,8 @@ def test_malformed_bodies_are_refused(server):
     assert code == 400 and "line 1" in body["error"]["message"]
     code, body = post(b'[1, 2]')
     assert code == 400
+    code, body = post(b'{"prompt": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    assert code == 400 and "nested" in body["error"]["message"]
     code, body = post(b'{"prompt": "x", "pad": "' + b"y" * 2_100_000 + b'"}')
     assert code == 413
 
