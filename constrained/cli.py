@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--model", default="smollm2",
                    help="'smollm2' (embedded default), a Hugging Face folder or a .gguf file")
     g.add_argument("--prompt", required=True, help="the prompt text ('-' reads stdin)")
+    g.add_argument("--runtime", choices=("transformers", "llama.cpp"), default="transformers",
+                   help="what runs the model: transformers (default) or llama.cpp "
+                        "(llama-cpp-python; loads GGUF files directly)")
     src = g.add_mutually_exclusive_group()
     src.add_argument("--grammar", metavar="FILE", help="a .lark, .gbnf or .json schema file")
     src.add_argument("--regex", metavar="R", help="a regex the whole output must match")
@@ -106,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="serve the model over an OpenAI-compatible HTTP API")
     s.add_argument("--model", default="smollm2",
                    help="'smollm2' (embedded default), a Hugging Face folder or a .gguf file")
+    s.add_argument("--runtime", choices=("transformers", "llama.cpp"), default="transformers")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--max-rows", type=int, default=32,
@@ -124,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load(model: str):
+def _load(model: str, runtime: str = "transformers"):
     try:
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()
@@ -133,8 +137,8 @@ def _load(model: str):
         pass
     from .model.loading import load_model
     start = time.perf_counter()
-    lm, tokenizer = load_model(model)
-    _note(f"loaded {model} in {time.perf_counter() - start:.1f} s")
+    lm, tokenizer = load_model(model, runtime=runtime)
+    _note(f"loaded {model} ({runtime}) in {time.perf_counter() - start:.1f} s")
     return lm, tokenizer
 
 
@@ -199,7 +203,7 @@ def _print_logprobs(result, tokenizer) -> None:
 def _cmd_generate(args) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     grammar = _grammar(args)   # before loading the model: bad grammars fail fast
-    lm, tokenizer = _load(args.model)
+    lm, tokenizer = _load(args.model, args.runtime)
     chat = args.chat if args.chat is not None else bool(getattr(tokenizer, "chat_template", None))
     from .decoding import generate, stream
     options = dict(grammar=grammar, sampling=_sampling(args), max_new_tokens=args.max_new_tokens,
@@ -284,7 +288,8 @@ def _cmd_serve(args) -> int:
             raise _CliError(f"--{name.replace('_', '-')} must be at least 1")
     limits = ServerLimits(max_rows=args.max_rows, max_waiting=args.max_waiting,
                           max_tokens=args.max_tokens)
-    serve(args.model, args.host, args.port, limits, log_level=args.log_level)
+    serve(args.model, args.host, args.port, limits, log_level=args.log_level,
+          runtime=args.runtime)
     return 0
 
 

@@ -49,3 +49,15 @@ def tiny():
                                    bos_token_id=256, eos_token_id=256, pad_token_id=256)
     model = transformers.LlamaForCausalLM(cfg).eval()
     return model, vocab
+
+
+def pytest_addoption(parser):
+    parser.addoption("--integrations", action="store_true",
+                     help="run tests/integrations (llama.cpp, vLLM): make test-integrations")
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/integrations needs the extra environments of `make test-integrations`."""
+    if "integrations" in collection_path.parts and not config.getoption("--integrations"):
+        return True
+    return None

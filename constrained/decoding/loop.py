@@ -20,7 +20,7 @@ import torch
 from ..bitmask import apply_token_bitmask_inplace, bitmask_words
 from ..errors import (BudgetError, ConstrainedError, DeadEndError, DecodingError,
                       VocabularyError)
-from .batch import KVBatch
+from ..runtimes import batch_for
 from .budget import CompletionPlanner, cfg_parts, state_key
 from .shortest import ShortestCompletion
 from .byte_tokens import ByteTokenizer
@@ -71,7 +71,7 @@ class Decoder:
         self._eos = frozenset(self.eos_ids)
         self._token_bytes = vocab.token_bytes
         self._n_tokens = vocab.n_tokens
-        self.kv = KVBatch(model, pad_token_id)
+        self.kv = batch_for(model, pad_token_id)
         self.words = bitmask_words(vocab.size)
         self.bitmask = np.zeros((max(1, len(rows)), self.words), dtype=np.int32)
         self._bytes_tok = ByteTokenizer.of(vocab)

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ..bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
-from ..decoding.batch import run_with_cache
+from ..runtimes.hf import run_with_cache
 from ..vocabulary import Vocabulary
 from .recovery import TopLogprobsOracle
 

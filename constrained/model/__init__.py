@@ -1,4 +1,4 @@
 """Loading causal language models: the embedded default model or any local Hugging Face folder."""
-from .loading import DEFAULT_MODEL, load_model, load_tokenizer
+from .loading import DEFAULT_MODEL, hf_folder, load_model, load_tokenizer
 
-__all__ = ["DEFAULT_MODEL", "load_model", "load_tokenizer"]
+__all__ = ["DEFAULT_MODEL", "hf_folder", "load_model", "load_tokenizer"]

@@ -8,6 +8,7 @@ Nothing is ever downloaded from a model hub.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -81,8 +82,24 @@ def load_tokenizer(model: str = DEFAULT_MODEL):
     return AutoTokenizer.from_pretrained(folder)
 
 
-def load_model(model: str = DEFAULT_MODEL, *, dtype=None):
-    """(model, tokenizer) for a model name, folder or GGUF file; converts GGUF once and caches."""
+RUNTIMES = ("transformers", "llama.cpp")
+
+
+def load_model(model: str = DEFAULT_MODEL, *, dtype=None, runtime: str = "transformers",
+               **runtime_options):
+    """(model, tokenizer) for a model name, folder or GGUF file.
+
+    ``runtime="transformers"`` (default) converts a GGUF file once into a cached Hugging Face
+    folder; ``runtime="llama.cpp"`` loads the GGUF file itself with llama-cpp-python
+    (``runtime_options``: n_ctx, max_rows, n_threads of
+    constrained.runtimes.llamacpp.LlamaCppModel) and the tokenizer from the same file.
+    """
+    if runtime not in RUNTIMES:
+        raise ModelNotFoundError(f"unknown runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
+    if runtime == "llama.cpp":
+        return _load_llamacpp(model, **runtime_options)
+    if runtime_options:
+        raise TypeError(f"options {sorted(runtime_options)} apply to the llama.cpp runtime only")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     dtype = dtype or torch.float32
@@ -92,6 +109,7 @@ def load_model(model: str = DEFAULT_MODEL, *, dtype=None):
                 AutoTokenizer.from_pretrained(folder))
     converted = _converted_dir(folder, gguf)
     if (converted / "config.json").is_file():
+        _drop_quantization_config(converted)
         return (AutoModelForCausalLM.from_pretrained(converted, dtype=dtype).eval(),
                 AutoTokenizer.from_pretrained(converted))
     _log(f"converting {gguf} to a cached model folder (once, about 30 s) ...")
@@ -104,6 +122,7 @@ def load_model(model: str = DEFAULT_MODEL, *, dtype=None):
     try:
         lm.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+        _drop_quantization_config(tmp)
         try:
             os.replace(tmp, converted)
         except OSError:  # another process finished first
@@ -113,3 +132,40 @@ def load_model(model: str = DEFAULT_MODEL, *, dtype=None):
         raise
     _log(f"converted in {time.perf_counter() - start:.1f} s -> {converted}")
     return lm.eval(), tokenizer
+
+
+def hf_folder(model: str = DEFAULT_MODEL) -> Path:
+    """A Hugging Face folder of the model, for tools that read folders (vLLM): the folder
+    itself, or the cached conversion of a GGUF file (converted now when missing)."""
+    folder, gguf = _resolve(model)
+    if gguf is None:
+        return folder
+    converted = _converted_dir(folder, gguf)
+    if not (converted / "config.json").is_file():
+        load_model(model)
+    _drop_quantization_config(converted)
+    return converted
+
+
+def _drop_quantization_config(folder: Path) -> None:
+    """The converted weights are plain floats: a GGUF ``quantization_config`` left in
+    config.json makes other tools refuse the folder."""
+    path = folder / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if "quantization_config" not in config:
+        return
+    del config["quantization_config"]
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _load_llamacpp(model: str, **options):
+    from ..runtimes.llamacpp import LlamaCppModel
+    folder, gguf = _resolve(model)
+    if gguf is None:
+        raise ModelNotFoundError(f"the llama.cpp runtime loads GGUF files; {folder} has none")
+    return LlamaCppModel(folder / gguf, **options), load_tokenizer(model)

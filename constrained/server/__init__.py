@@ -19,8 +19,9 @@ def create_app(service: Service):
 
 
 def load_service(model: str = "smollm2", limits: ServerLimits = ServerLimits(),
-                 overlap: bool | str = "auto") -> Service:
-    """Load a model (name, folder or GGUF file) and start its batch engine."""
+                 overlap: bool | str = "auto", runtime: str = "transformers") -> Service:
+    """Load a model (name, folder or GGUF file) on a runtime ("transformers" or "llama.cpp")
+    and start its batch engine."""
     from ..model.loading import load_model
     from ..vocabulary import Vocabulary
     try:
@@ -28,20 +29,25 @@ def load_service(model: str = "smollm2", limits: ServerLimits = ServerLimits(),
         hf_logging.disable_progress_bar()
     except ImportError:  # pragma: no cover
         pass
-    lm, tokenizer = load_model(model)
-    width = lm.get_output_embeddings().weight.shape[0]
+    if runtime == "llama.cpp":
+        lm, tokenizer = load_model(model, runtime=runtime, max_rows=limits.max_rows)
+        width = lm.n_vocab
+    else:
+        lm, tokenizer = load_model(model)
+        width = lm.get_output_embeddings().weight.shape[0]
     vocab = Vocabulary.from_hf(tokenizer, vocab_size=width)
     name = model if model == "smollm2" else model.rstrip("/").split("/")[-1]
     return Service(lm, tokenizer, vocab, name, limits, overlap)
 
 
 def serve(model: str = "smollm2", host: str = "127.0.0.1", port: int = 8000,
-          limits: ServerLimits = ServerLimits(), log_level: str = "warning") -> None:
+          limits: ServerLimits = ServerLimits(), log_level: str = "warning",
+          runtime: str = "transformers") -> None:
     """Load the model and serve it until interrupted."""
     import sys
 
     import uvicorn
-    service = load_service(model, limits)
+    service = load_service(model, limits, runtime=runtime)
     print(f"serving {service.model_name} on http://{host}:{port}/v1", file=sys.stderr,
           flush=True)
     uvicorn.run(create_app(service), host=host, port=port, log_level=log_level)

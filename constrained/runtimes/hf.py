@@ -1,4 +1,4 @@
-"""The model side of a batch: left-padded prompts, a KV cache, chunks of new tokens, row removal.
+"""The transformers runtime: left-padded prompts, a KV cache, chunks of new tokens, row removal.
 
 Rows may add different numbers of tokens in one step (forced tokens): each step's chunk is
 left-padded per row, padding is masked out in the attention mask, and position ids count only
