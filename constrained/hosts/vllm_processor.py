@@ -61,6 +61,8 @@ def _grammar(key: str, text: str) -> Grammar:
                              f"{exc.colno}: {exc.msg}") from None
         return Grammar.from_json_schema(schema)
     if key == "constrained_regex":
+        from ..automata import regex_to_byte_dfa
+        regex_to_byte_dfa(text)       # a bad regex fails here, at admission
         return Grammar.from_regex(text)
     return Grammar.from_gbnf(text) if "::=" in text else Grammar.from_lark(text)
 
@@ -125,7 +127,14 @@ class ConstrainedLogitsProcessor(LogitsProcessor):
                 if spec is None:
                     self.rows.pop(index, None)
                     continue
-                self.rows[index] = _Row(self._compile(*spec).matcher(), output)
+                try:
+                    matcher = self._compile(*spec).matcher()
+                except ConstrainedError as exc:   # past validate_params: a compile limit
+                    print(f"constrained: {spec[0]} cannot be compiled ({exc}); the request is "
+                          "ended", file=sys.stderr)
+                    self.rows[index] = _Row(None, output, failed=True)
+                    continue
+                self.rows[index] = _Row(matcher, output)
             for a, b, direction in batch_update.moved:
                 row_a, row_b = self.rows.pop(a, None), self.rows.pop(b, None)
                 if row_a is not None:
