@@ -30,6 +30,17 @@ def smollm2():
     return model, tokenizer, vocab
 
 
+@pytest.fixture
+def one_torch_thread():
+    """Tiny tensors: one torch thread avoids OpenMP contention on a busy machine (where tiny
+    ops can take milliseconds)."""
+    torch = pytest.importorskip("torch")
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
 TINY_EXTRA = [b'{"', b'": ', b"\xc3\xa9", b"ab", b"abc", b"12"]
 
 

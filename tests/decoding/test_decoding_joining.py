@@ -1,7 +1,6 @@
 """Continuous batching: rows that join a running batch (and rows that leave it) decode exactly
 what they decode alone, and a failing row does not stop the others."""
 import pytest
-import torch
 
 from constrained import Grammar, generate
 from constrained.compiler import compile_grammar
@@ -19,11 +18,8 @@ CASES = [  # (prompt, grammar, seed, max_new_tokens)
 
 
 @pytest.fixture(autouse=True)
-def _one_torch_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _single_thread(one_torch_thread):
     yield
-    torch.set_num_threads(old)
 
 
 def _row(vocab, i):

@@ -17,12 +17,8 @@ PROMPT = [1, 2, 3]
 
 
 @pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one thread avoids OpenMP contention on a busy machine."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _single_thread(one_torch_thread):
     yield
-    torch.set_num_threads(old)
 
 
 @pytest.mark.parametrize("sampling", [HOT, VERY_HOT], ids=["t1", "t5"])

@@ -1,12 +1,7 @@
-"""Run the sampler tests single-threaded: their tensors are small, and on a busy machine
-OpenMP thread contention makes tiny ops take milliseconds."""
+"""Run the sampler tests single-threaded (the shared one_torch_thread fixture)."""
 import pytest
-import torch
 
 
 @pytest.fixture(autouse=True)
-def _one_torch_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
+def _single_thread(one_torch_thread):
     yield
-    torch.set_num_threads(old)
