@@ -1,6 +1,7 @@
 """Completion within a token budget on MaskBench schemas, with the embedded SmolLM2.
 
-    python bench/bench_budget.py [--data DIR] [--schemas N] [--slack 0,1,2,5,10,20] [--seed S]
+    python bench/bench_budget.py [--data DIR] [--schemas N] [--slack 0,1,2,5,10,20 | 0-20]
+                                 [--seed S] [--runtime transformers|llama.cpp]
 
 For N schemas (a seeded sample of the data folder, compiled for SmolLM2's vocabulary) the
 runner finds the shortest completion from the start (the planner's plan, in tokens, plus the
@@ -30,7 +31,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--schemas", type=int, default=50)
-    parser.add_argument("--slack", default="0,1,2,5,10,20")
+    parser.add_argument("--slack", default="0,1,2,5,10,20",
+                        help="extra tokens over the shortest completion: a list or a range a-b")
+    parser.add_argument("--runtime", default="transformers", choices=("transformers", "llama.cpp"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-plan", type=int, default=120,
                         help="skip schemas whose shortest completion is longer")
@@ -46,12 +49,21 @@ def main() -> None:
     from constrained.model import load_model
 
     torch.set_num_threads(1)
-    model, tok = load_model("smollm2")
-    vocab = Vocabulary.from_hf(tok, vocab_size=model.get_output_embeddings().weight.shape[0])
+    if args.runtime == "llama.cpp":
+        model, tok = load_model("smollm2", runtime="llama.cpp", max_rows=1, n_threads=1)
+        width = model.n_vocab
+    else:
+        model, tok = load_model("smollm2")
+        width = model.get_output_embeddings().weight.shape[0]
+    vocab = Vocabulary.from_hf(tok, vocab_size=width)
     planner = CompletionPlanner(ByteTokenizer.of(vocab))
     files = sorted(Path(args.data).glob("*.json"))
     random.Random(args.seed).shuffle(files)
-    slacks = [int(s) for s in args.slack.split(",")]
+    if "-" in args.slack:
+        low, high = (int(x) for x in args.slack.split("-"))
+        slacks = list(range(low, high + 1))
+    else:
+        slacks = [int(s) for s in args.slack.split(",")]
     runs = ok = refused = 0
     failures: list[str] = []
     steer, forward = [], []
