@@ -17,6 +17,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import torch
 
+from samplers import SamplerError
+
 from ..bitmask import apply_token_bitmask_inplace, bitmask_words
 from ..errors import (BudgetError, ConstrainedError, DeadEndError, DecodingError,
                       VocabularyError)
@@ -490,7 +492,7 @@ class Decoder:
         try:
             lp = self._logprobs(row, logits[i]) if opt.logprobs is not None else None
             tokens = self._advance(row, logits[i:i + 1])
-        except ConstrainedError as exc:
+        except (ConstrainedError, SamplerError) as exc:   # e.g. logit_bias banned every token
             self._fail(row, exc)
             return []
         if lp is not None and tokens:
