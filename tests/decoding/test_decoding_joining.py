@@ -85,3 +85,20 @@ def test_a_cancelled_row_leaves_and_frees_its_cache_columns(tiny):
     while decoder.busy:
         decoder.step()
     assert b.finish is not None and decoder.kv.cache is None   # empty batch: cache released
+
+
+def test_a_row_whose_bias_bans_every_allowed_token_fails_alone(tiny):
+    model, vocab = tiny
+    from samplers import SamplerError
+    decoder = Decoder(model, vocab, [], DecodeOptions(), pad_token_id=256, isolate_errors=True)
+    params = resolve_sampling({**HOT, "logit_bias": {d: float("-inf") for d in range(48, 58)}}, 1)
+    banned = build_row(vocab, 9, [1, 2], compile_grammar(Grammar.from_regex("[0-9]"), vocab),
+                       params, (), options=DecodeOptions(max_new_tokens=4))
+    ok = _row(vocab, 3)
+    decoder.admit([banned, ok])
+    done = {}
+    while decoder.busy:
+        for row in decoder.step()[1]:
+            done[row.index] = row
+    assert done[9].finish == "error" and isinstance(done[9].error, SamplerError)
+    assert done[3].error is None and done[3].finish in ("stop", "length")
