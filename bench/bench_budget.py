@@ -19,7 +19,6 @@ import json
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +33,9 @@ def main() -> None:
     parser.add_argument("--slack", default="0,1,2,5,10,20",
                         help="extra tokens over the shortest completion: a list or a range a-b")
     parser.add_argument("--runtime", default="transformers", choices=("transformers", "llama.cpp"))
+    parser.add_argument("--cli", type=int, default=0, metavar="N",
+                        help="also run the first N (schema, budget) pairs through the command "
+                             "line (python -m constrained generate --complete-within-budget)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-plan", type=int, default=120,
                         help="skip schemas whose shortest completion is longer")
@@ -65,6 +67,7 @@ def main() -> None:
     else:
         slacks = [int(s) for s in args.slack.split(",")]
     runs = ok = refused = 0
+    cli_runs = cli_ok = 0
     failures: list[str] = []
     steer, forward = [], []
     used = 0
@@ -101,6 +104,10 @@ def main() -> None:
             ok += good
             if not good:
                 failures.append(f"{path.stem} +{slack}: {r.finish_reason} {r.text[:80]!r}")
+            if cli_runs < args.cli:
+                cli_runs += 1
+                cli_ok += _cli_run(path, schema, prompt, shortest + slack, slack, args.runtime,
+                                   jsonschema)
             if slack == slacks[-1]:
                 base = generate(model, tok, prompt, chat=True, grammar=cg,
                                 max_new_tokens=shortest + slack, seed=slack)
@@ -115,12 +122,35 @@ def main() -> None:
     print()
     print(f"schemas {used}, runs {runs}: valid and stopped within the budget {ok}, "
           f"refused before decoding {refused}, other {runs - ok - refused}")
+    if cli_runs:
+        print(f"command line: {cli_ok}/{cli_runs} valid and stopped within the budget")
     if steer:
         ratio = statistics.mean(steer) / statistics.mean(forward)
         print(f"steering per token {statistics.mean(steer) * 1e3:.2f} ms, forward pass "
               f"{statistics.mean(forward) * 1e3:.2f} ms: {ratio:.1%} of the forward pass")
     for line in failures[:20]:
         print("  ", line)
+
+
+def _cli_run(path: Path, schema, prompt: str, budget: int, seed: int, runtime: str,
+             jsonschema) -> bool:
+    """One run through `python -m constrained generate --complete-within-budget`."""
+    import subprocess
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(schema, f)
+    proc = subprocess.run([sys.executable, "-m", "constrained", "generate", "--schema", f.name,
+                           "--prompt", prompt, "--max-new-tokens", str(budget), "--seed",
+                           str(seed), "--complete-within-budget", "--runtime", runtime],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    Path(f.name).unlink()
+    try:
+        jsonschema.validate(json.loads(proc.stdout), schema)
+        return proc.returncode == 0
+    except (ValueError, jsonschema.ValidationError):
+        print(f"  command line, {path.stem} budget {budget}: {proc.stdout[:80]!r} "
+              f"{proc.stderr[-200:]!r}")
+        return False
 
 
 if __name__ == "__main__":
