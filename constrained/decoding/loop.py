@@ -27,7 +27,7 @@ from .budget import CompletionPlanner, cfg_parts, state_key
 from .shortest import ShortestCompletion
 from .byte_tokens import ByteTokenizer
 from .forcing import accept_forced, only_allowed_token
-from .prompts import encode_prompts, split_prompts
+from .prompts import check_prompt_ids, encode_prompts, split_prompts
 from .result import (FINISH_CANCELLED, FINISH_ERROR, FINISH_LENGTH, FINISH_STOP,
                      FINISH_STOP_STRING, GenerationResult, StepTiming)
 from .rows import Row
@@ -561,9 +561,7 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
     stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
     prompt_ids = encode_prompts(items, tokenizer, chat=chat, system=system)
     for ids in prompt_ids:
-        bad = [t for t in ids if not 0 <= t < vocab.size]
-        if bad:
-            raise DecodingError(f"prompt token id {bad[0]} is outside the vocabulary")
+        check_prompt_ids(ids, vocab.size)
     rows = [build_row(vocab, r, prompt_ids[r], compiled[r], params[r], stops,
                       token_healing=token_healing) for r in range(n)]
     pad = getattr(tokenizer, "pad_token_id", None) if tokenizer is not None else None

@@ -61,6 +61,13 @@ def encode_prompt(prompt: Any, tokenizer, *, chat: bool, system: str | None = No
                         f"{type(prompt).__name__}")
 
 
+def check_prompt_ids(ids: Sequence[int], vocab_size: int) -> None:
+    """DecodingError when a prompt token id is outside the vocabulary."""
+    bad = [t for t in ids if not 0 <= t < vocab_size]
+    if bad:
+        raise DecodingError(f"prompt token id {bad[0]} is outside the vocabulary")
+
+
 def encode_prompts(prompts: Sequence[Any], tokenizer, *, chat: bool,
                    system: str | None = None) -> list[list[int]]:
     return [encode_prompt(p, tokenizer, chat=chat, system=system) for p in prompts]

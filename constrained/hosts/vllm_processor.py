@@ -26,7 +26,7 @@ import torch
 from vllm import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
-from ..bitmask import apply_token_bitmask_inplace, bitmask_words
+from ..bitmask import apply_token_bitmask_inplace, bitmask_words, token_ids_to_bitmask
 from ..compiler import compile_grammar
 from ..errors import ConstrainedError
 from ..grammar import Grammar
@@ -98,9 +98,8 @@ class ConstrainedLogitsProcessor(LogitsProcessor):
         self.rows: dict[int, _Row] = {}
         self._compiled: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
-        self._eos_only = np.zeros(self.words, dtype=np.uint32)   # a finished row's mask
-        for t in self.vocab.eos_token_ids:
-            self._eos_only[t // 32] |= np.uint32(1 << (t % 32))
+        self._eos_only = token_ids_to_bitmask(sorted(self.vocab.eos_token_ids),
+                                              self.vocab.size)   # a finished row's mask
 
     def is_argmax_invariant(self) -> bool:
         return False          # masks change which token is the most likely
@@ -159,7 +158,7 @@ class ConstrainedLogitsProcessor(LogitsProcessor):
             if index >= n:
                 continue
             if row.failed or row.matcher.is_terminated():
-                bitmask[index] = self._eos_only.view(np.int32)
+                bitmask[index] = self._eos_only
                 continue
             row.matcher.fill_next_token_bitmask(bitmask, index)
         apply_token_bitmask_inplace(logits, torch.from_numpy(bitmask), self.vocab.size)

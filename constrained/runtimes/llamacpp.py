@@ -139,10 +139,6 @@ class LlamaCppBatch:
         self._batch_size = 0
 
     @property
-    def size(self) -> int:
-        return len(self.seqs)
-
-    @property
     def cache(self):
         """The llama.cpp context while rows are held (None once the batch is empty)."""
         return self._ctx
@@ -151,10 +147,6 @@ class LlamaCppBatch:
         if self._ctx is not None:
             self._lib.llama_memory_clear(self._lib.llama_get_memory(self._ctx), True)
         self.seqs, self.lengths = [], []
-
-    def prefill(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
-        self.reset()
-        return self.join(prompts)
 
     def join(self, prompts: Sequence[Sequence[int]]) -> torch.Tensor:
         """Add rows (new sequences) and run their prompts; logits [n, V] of the new rows."""

@@ -10,7 +10,7 @@ import itertools
 from dataclasses import dataclass
 
 from ..decoding.loop import DecodeOptions, build_row
-from ..decoding.prompts import encode_prompt
+from ..decoding.prompts import check_prompt_ids, encode_prompt
 from ..errors import ConstrainedError
 from ..vocabulary import Vocabulary
 from .engine import BatchEngine, Job
@@ -103,13 +103,11 @@ class Service:
             return self._infill(plan, p, prompt, compiled)
         try:
             ids = encode_prompt(prompt, self.tokenizer, chat=plan.chat)
+            check_prompt_ids(ids, self.vocab.size)
         except ConstrainedError as exc:
             raise RequestError(str(exc), param) from None
         except Exception as exc:   # the tokenizer's chat template refused the messages
             raise RequestError(f"the prompt cannot be encoded: {exc}", param) from None
-        bad = [t for t in ids if not 0 <= t < self.vocab.size]
-        if bad:
-            raise RequestError(f"token id {bad[0]} is outside the vocabulary", param)
         return ids, compiled
 
     def _infill(self, plan: RequestPlan, p: int, prompt, compiled):
