@@ -5,7 +5,9 @@ token's bytes from ``state``, or -1 when the token leads to a dead prefix. Speci
 included) and empty tokens are always -1: they carry no grammar text. ``walk_tokens_many`` does
 the same for several start states and returns int32[len(states), n_tokens].
 
-The text tokens are arranged once per vocabulary into a trie of distinct prefixes (llama3: 275k
+The text tokens, and the special tokens spelled as ``special_spelling`` (a byte no text holds,
+then the id: grammars that name a special token match exactly that spelling), are arranged once
+per vocabulary into a trie of distinct prefixes (llama3: 275k
 nodes for 839k token bytes), numbered depth by depth so the children of a node are contiguous.
 The walk advances only the children of nodes still alive, one depth at a time: its cost is the
 number of viable prefixes, never the vocabulary size times the token length. The trie is kept
@@ -20,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..vocabulary import Vocabulary
+from ..vocabulary import Vocabulary, special_spelling
 from .byte_dfa import ByteDFA
 from .disk_cache import cache_name, load_arrays, save_arrays
 
@@ -48,12 +50,15 @@ _TRIES: "weakref.WeakKeyDictionary[Vocabulary, _Trie]" = weakref.WeakKeyDictiona
 def _build_trie(vocab: Vocabulary) -> _Trie:
     n = vocab.n_tokens
     text = np.nonzero(vocab.text_token_mask[:n])[0]
-    toks = vocab.token_bytes
-    order = sorted(text.tolist(), key=toks.__getitem__)
+    spelled = list(vocab.token_bytes)
+    for tid in vocab.special_token_ids:
+        spelled[tid] = special_spelling(tid)
+    order = sorted(text.tolist() + sorted(vocab.special_token_ids), key=spelled.__getitem__)
     ids = np.array(order, dtype=np.int64)
-    lengths = vocab.token_lengths[ids].astype(np.int64)
+    words = [spelled[i] for i in order]
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
     width = int(lengths.max(initial=0))
-    mat = vocab.byte_matrix[ids, :width]
+    mat = _byte_matrix(words, lengths, width)
     # longest common prefix with the previous token in sorted order
     lcp = np.zeros(len(ids), dtype=np.int64)
     if len(ids) > 1:
@@ -98,6 +103,16 @@ def _build_trie(vocab: Vocabulary) -> _Trie:
 _FIELDS = ("node_byte", "child_start", "child_count", "token_ids", "token_node")
 
 
+def _byte_matrix(words: list[bytes], lengths: np.ndarray, width: int) -> np.ndarray:
+    """uint8[len(words), width]: the words zero-padded on the right."""
+    flat = np.frombuffer(b"".join(words), dtype=np.uint8)
+    out = np.zeros((len(words), max(1, width)), dtype=np.uint8)
+    rows = np.repeat(np.arange(len(words)), lengths)
+    starts = np.cumsum(lengths) - lengths
+    out[rows, np.arange(len(flat)) - np.repeat(starts, lengths)] = flat
+    return out[:, :width]
+
+
 def _load_trie(vocab: Vocabulary, name: str) -> _Trie | None:
     data = load_arrays(name)
     if data is None or any(f not in data for f in _FIELDS):
@@ -121,7 +136,7 @@ def _trie(vocab: Vocabulary, disk_cache: bool = True) -> _Trie:
     """The vocabulary's trie: from memory, else from the disk cache, else built (and saved)."""
     t = _TRIES.get(vocab)
     if t is None:
-        name = cache_name("tokentrie", "v1", vocab.hash)
+        name = cache_name("tokentrie", "v3", vocab.hash)
         t = _load_trie(vocab, name) if disk_cache else None
         if t is None:
             t = _build_trie(vocab)
@@ -233,6 +248,8 @@ def walk_tokens_many(dfa: ByteDFA, vocab: Vocabulary, states: Sequence[int], *,
     for i, s in enumerate(states):
         if s >= 0:
             out[i, trie.token_ids] = _walk(trie, dfa.transitions, s)[trie.token_node]
+    if vocab.special_token_ids:
+        out[:, np.fromiter(vocab.special_token_ids, dtype=np.int64)] = -1
     return out
 
 

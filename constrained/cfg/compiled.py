@@ -10,6 +10,7 @@ from ..vocabulary import Vocabulary
 from .mask import MaskEngine
 from .prepare import PreparedGrammar, prepare_grammar
 from .runtime import Runtime
+from .token_terminals import resolve_token_terminals
 
 _REGEX_OPTIONS = {"cache", "precompute", "max_states"}
 
@@ -31,6 +32,9 @@ class CompiledCFG(CompiledGrammar):
         self.eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
         self.eos_mask.setflags(write=False)
         self.eos_ids = frozenset(vocab.eos_token_ids)
+        # special tokens step as their spellings (only grammars naming them can read those)
+        self.special_ids = frozenset(vocab.special_token_ids) if grammar.has_token_refs \
+            else frozenset()
         # bytes, not a list: a list of vocabulary size is scanned by every garbage collection
         self.text_ok = vocab.text_token_mask[:vocab.n_tokens].astype(np.uint8).tobytes()
 
@@ -67,6 +71,7 @@ def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000
         raise TypeError(f"unknown compile option(s): {', '.join(sorted(unknown))}")
     if max_dfa_states is None:
         max_dfa_states = int(options.get("max_states", 10_000))
+    grammar = resolve_token_terminals(grammar, vocab, max_dfa_states)
     prepared = prepare_grammar(grammar, max_rules=max_rules, max_dfa_states=max_dfa_states)
     runtime = Runtime(prepared, max_lexer_states=max_lexer_states,
                       max_columns=column_cache_size)

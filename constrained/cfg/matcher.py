@@ -6,6 +6,7 @@ import numpy as np
 from ..bitmask import allowed_token_ids, bitmask_row, bytes_arg, int_arg
 from ..matching import GrammarMatcher
 from ..errors import DeadEndError, MatcherError
+from ..vocabulary import special_spelling
 
 _TERMINATED = None
 
@@ -20,6 +21,7 @@ class CFGMatcher(GrammarMatcher):
         self._tokens = compiled.vocab.token_bytes
         self._text_ok = compiled.text_ok
         self._eos = compiled.eos_ids
+        self._special = compiled.special_ids
         self._stack: list = [self._runtime.initial]
 
     # masks ---------------------------------------------------------------------------------
@@ -53,14 +55,16 @@ class CFGMatcher(GrammarMatcher):
         state = self._stack[-1]
         if state is _TERMINATED:
             return False
-        if token_id in self._eos:
-            if self._runtime.is_accepting(state):
-                self._stack.append(_TERMINATED)
-                return True
+        if token_id in self._eos and self._runtime.is_accepting(state):
+            self._stack.append(_TERMINATED)
+            return True
+        if token_id in self._special:
+            data = special_spelling(token_id)
+        elif not (0 <= token_id < len(self._tokens)) or not self._text_ok[token_id]:
             return False
-        if not (0 <= token_id < len(self._tokens)) or not self._text_ok[token_id]:
-            return False
-        nxt = self._runtime.step(state, self._tokens[token_id])
+        else:
+            data = self._tokens[token_id]
+        nxt = self._runtime.step(state, data)
         if nxt is None:
             return False
         self._stack.append(nxt)

@@ -120,6 +120,11 @@ class Decoder:
     def _sample(self, row: Row, logits: torch.Tensor) -> int:
         return int(row.chain.sample(logits, [row.history()])[0])
 
+    def _ends(self, row: Row, token: int) -> bool:
+        """Whether an accepted token ended the row: an end-of-sequence token, unless the
+        grammar read it as one of its own tokens (a grammar may name ``<|im_end|>``)."""
+        return token in self._eos and (row.matcher is None or row.matcher.is_terminated())
+
     def _accept(self, row: Row, token: int) -> None:
         if row.matcher is not None and not row.matcher.accept_token(token):
             raise DeadEndError(f"prompt {row.index}: token {token} was sampled but the grammar "
@@ -190,10 +195,9 @@ class Decoder:
             token = row.only
         else:
             token = self._sample(row, logits)
-        if token in self._eos:
-            self._accept(row, token)
-            return []
         self._accept(row, token)
+        if self._ends(row, token):
+            return []
         forced = self._forced_run(row, remaining - 1)
         row.forced += len(forced)
         row.plan = None
@@ -227,16 +231,15 @@ class Decoder:
                 self._accept(row, token)
                 row.steered += 1
                 row.plan = None
-                return [] if token in self._eos else [token]
+                return [] if self._ends(row, token) else [token]
             return self._follow(row, plan)
         saved = logits.clone()
         for _ in range(row.options.budget_retries):
             token = self._sample(row, logits)
-            if token in self._eos:
-                self._accept(row, token)
+            self._accept(row, token)
+            if self._ends(row, token):
                 row.plan = None
                 return []
-            self._accept(row, token)
             forced = self._forced_run(row, remaining - 1)
             used = 1 + len(forced)
             if plan is not None and plan[:used] == [token] + forced:
@@ -266,7 +269,7 @@ class Decoder:
         """No completion was found: decode as without a budget."""
         token = self._sample(row, logits)
         self._accept(row, token)
-        if token in self._eos:
+        if self._ends(row, token):
             return []
         forced = self._forced_run(row, remaining - 1)
         row.forced += len(forced)
@@ -537,7 +540,9 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                   complete_within_budget: bool = False, budget_window: int | None = None,
                   overlap: bool | str = "auto",
                   logprobs: int | None = None,
-                  token_healing: bool = False) -> tuple[Decoder, bool]:
+                  token_healing: bool = False, tools=None, tool_choice="auto",
+                  tool_format="hermes", parallel_tool_calls: bool = True
+                  ) -> tuple[Decoder, bool]:
     """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
     if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
                                  or logprobs < 0):
@@ -548,6 +553,20 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
     items, single = split_prompts(prompts)
     n = len(items)
     vocab, tokenizer = resolve_vocab(tokenizer_or_vocab, logits_width(model))
+    tool_text = ""
+    if tools is not None:
+        if grammar is not None:
+            raise DecodingError("give either a grammar or tools: with tools the grammar is "
+                                "the tool calls' structural tag")
+        from ..grammar import Grammar
+        from ..tools import tools_structural_tag
+        from ..tools.spec import tool_format as _tool_format
+        fmt = _tool_format(tool_format)
+        grammar = Grammar.from_structural_tag(
+            tools_structural_tag(tools, tool_choice, tool_format_name=fmt,
+                                 parallel_tool_calls=parallel_tool_calls), vocab)
+        tool_text = fmt.instructions(list(tools))
+        chat = True
     grammars = per_prompt(grammar, n, "grammar")
     samplings = per_prompt(sampling, n, "sampling")
     seeds = seeds_for(seed, n)
@@ -559,7 +578,8 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
             p = p.replace(seed=p.seed + r)
         params.append(p)
     stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
-    prompt_ids = encode_prompts(items, tokenizer, chat=chat, system=system)
+    prompt_ids = encode_prompts(items, tokenizer, chat=chat, system=system,
+                                tools=tools, tool_instructions=tool_text)
     for ids in prompt_ids:
         check_prompt_ids(ids, vocab.size)
     rows = [build_row(vocab, r, prompt_ids[r], compiled[r], params[r], stops,
@@ -582,7 +602,9 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
              complete_within_budget: bool = False, budget_window: int | None = None,
              overlap: bool | str = "auto",
              logprobs: int | None = None,
-             token_healing: bool = False) -> GenerationResult | list[GenerationResult]:
+             token_healing: bool = False, tools=None, tool_choice="auto",
+             tool_format="hermes", parallel_tool_calls: bool = True
+             ) -> GenerationResult | list[GenerationResult]:
     """Generate from a Hugging Face causal LM, constrained by a grammar.
 
     ``prompts``: text, chat messages, token ids, or a list of those (one batch; rows leave it
@@ -602,6 +624,12 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     ``token_healing`` backs each prompt up over its last token(s) and lets the model regenerate
     them (constrained to start with the removed text); the repeated bytes are not in ``text``
     but their tokens are in ``token_ids``.
+    ``tools`` (OpenAI-style function tools) and ``tool_choice`` ("auto", "required", "none" or
+    ``{"type": "function", "function": {"name": ...}}``): the prompts are chats shown the tools,
+    the output is free text and calls in ``tool_format`` ("hermes": ``<tool_call>`` JSON
+    ``</tool_call>``; "llama3_json"; or a constrained.tools.ToolFormat), each call's
+    arguments valid under its tool's schema; results carry ``tool_calls`` (parsed) and
+    ``content`` (the text outside them). ``parallel_tool_calls=False`` allows one call.
 
     Returns one GenerationResult for a single prompt, else a list in prompt order.
     """
@@ -610,10 +638,17 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
         max_new_tokens=max_new_tokens, stop=stop, seed=seed, chat=chat, system=system,
         force_tokens=force_tokens, complete_within_budget=complete_within_budget,
         budget_window=budget_window, overlap=overlap, logprobs=logprobs,
-        token_healing=token_healing)
+        token_healing=token_healing, tools=tools, tool_choice=tool_choice,
+        tool_format=tool_format, parallel_tool_calls=parallel_tool_calls)
     for _ in decoder.events():
         pass
     results = decoder.results
+    if tools is not None:
+        from ..tools import parse_tool_calls
+        from ..tools.spec import tool_format as _tool_format
+        fmt = _tool_format(tool_format)
+        for result in results:
+            result.content, result.tool_calls = parse_tool_calls(result.text, fmt)
     return results[0] if single else results
 
 

@@ -29,8 +29,38 @@ def split_prompts(prompts: Any) -> tuple[list, bool]:
                         f"{type(prompts).__name__}")
 
 
-def encode_prompt(prompt: Any, tokenizer, *, chat: bool, system: str | None = None) -> list[int]:
-    """Token ids of one prompt; ``chat`` applies the tokenizer's chat template."""
+def _with_system(messages: list, text: str) -> list:
+    """``text`` added to (or as) the first, system message."""
+    if messages and messages[0].get("role") == "system":
+        first = dict(messages[0])
+        first["content"] = f"{first.get('content') or ''}\n\n{text}".strip()
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
+
+
+def _render_with_tools(tokenizer, messages: list, tools: Sequence[dict],
+                       instructions: str) -> list[int]:
+    """The chat template given the tools; templates that do not show them get
+    ``instructions`` in the system message instead."""
+    def render(msgs, with_tools):
+        kwargs = {"tools": list(tools)} if with_tools else {}
+        return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True,
+                                             **kwargs)
+    try:
+        text = render(messages, True)
+    except Exception:      # templates that reject a tools argument
+        text = None
+    names = [t.get("function", t).get("name", "") for t in tools]
+    if text is None or not all(n in text for n in names):
+        text = render(_with_system(messages, instructions), False)
+    return [int(t) for t in tokenizer(text, add_special_tokens=False)["input_ids"]]
+
+
+def encode_prompt(prompt: Any, tokenizer, *, chat: bool, system: str | None = None,
+                  tools: Sequence[dict] | None = None, tool_instructions: str = ""
+                  ) -> list[int]:
+    """Token ids of one prompt; ``chat`` applies the tokenizer's chat template (given
+    ``tools``, which it shows, or else ``tool_instructions`` as a system message)."""
     if _is_token_ids(prompt):
         return [int(t) for t in prompt]
     if isinstance(prompt, str) or _is_messages(prompt):
@@ -43,6 +73,8 @@ def encode_prompt(prompt: Any, tokenizer, *, chat: bool, system: str | None = No
                 messages.insert(0, {"role": "system", "content": system})
             if getattr(tokenizer, "chat_template", None) is None:
                 raise DecodingError("the tokenizer has no chat template: use chat=False")
+            if tools:
+                return _render_with_tools(tokenizer, messages, tools, tool_instructions)
             ids = tokenizer.apply_chat_template(messages, tokenize=True,
                                                 add_generation_prompt=True)
             if hasattr(ids, "keys"):  # BatchEncoding in newer transformers
@@ -69,5 +101,7 @@ def check_prompt_ids(ids: Sequence[int], vocab_size: int) -> None:
 
 
 def encode_prompts(prompts: Sequence[Any], tokenizer, *, chat: bool,
-                   system: str | None = None) -> list[list[int]]:
-    return [encode_prompt(p, tokenizer, chat=chat, system=system) for p in prompts]
+                   system: str | None = None, tools: Sequence[dict] | None = None,
+                   tool_instructions: str = "") -> list[list[int]]:
+    return [encode_prompt(p, tokenizer, chat=chat, system=system, tools=tools,
+                          tool_instructions=tool_instructions) for p in prompts]

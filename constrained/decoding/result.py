@@ -92,6 +92,9 @@ class GenerationResult:
     timings: Timings = field(default_factory=Timings)
     token_logprobs: list[float] = field(default_factory=list)
     top_logprobs: list[dict[int, float]] = field(default_factory=list)
+    # with tools: the text outside the calls, and the calls (constrained.tools.ToolCall)
+    content: str | None = None
+    tool_calls: list = field(default_factory=list)
 
     @property
     def n_tokens(self) -> int:

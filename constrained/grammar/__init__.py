@@ -1,4 +1,4 @@
 """Grammar front-ends and the one representation they produce."""
-from ._grammar import Grammar, Terminal
+from ._grammar import Grammar, Terminal, TokenRef
 
-__all__ = ["Grammar", "Terminal"]
+__all__ = ["Grammar", "Terminal", "TokenRef"]

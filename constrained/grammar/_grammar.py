@@ -9,19 +9,44 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class TokenRef:
+    """A token-level item of a grammar: special tokens named by text (``<think>``) or by id
+    (``<[151667]>``); ``negated``: any one token but those (and but end-of-sequence tokens).
+
+    Names are resolved against a vocabulary when the grammar is compiled; ``line`` and
+    ``column`` place the reference in the grammar text for errors."""
+
+    names: tuple[str, ...] = ()
+    ids: tuple[int, ...] = ()
+    negated: bool = False
+    line: int | None = field(default=None, compare=False)
+    column: int | None = field(default=None, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The reference as a grammar would write it."""
+        items = [*self.names, *(f"<[{i}]>" for i in self.ids)]
+        body = "|".join(items)
+        return f"!{body}" if self.negated else body
+
+
+@dataclass(frozen=True)
 class Terminal:
     """A regular terminal: ``pattern`` is a Python-``re`` regex over text (full match).
 
     ``exclude`` lists regexes whose full matches are not lexemes of this terminal (a language
     difference, e.g. JSON keys matching none of a schema's patternProperties). ``automaton`` is
     the byte DFA of ``pattern`` when a front-end built it directly (faster than reading the
-    regex); it must be that DFA, and it takes no part in comparisons."""
+    regex); it must be that DFA, and it takes no part in comparisons. ``tokens``: the terminal
+    is a token-level item (special tokens, see TokenRef), resolved when compiled; ``pattern``
+    then only describes it."""
 
     name: str
     pattern: str
     priority: int = 0
     exclude: tuple[str, ...] = ()
     automaton: "ByteDFA | None" = field(default=None, compare=False, repr=False)
+    tokens: TokenRef | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +142,14 @@ class Grammar:
         return schema_to_grammar(schema, **options)
 
     @classmethod
+    def from_structural_tag(cls, spec, vocab=None) -> "Grammar":
+        """A grammar from a structural tag spec (dict or JSON text: free text, tags, triggers,
+        tool calls; see constrained.grammar.structural_tag). With ``vocab``, literal text
+        that is a special token's text means that token."""
+        from .structural_tag import structural_tag_to_grammar
+        return structural_tag_to_grammar(spec, vocab)
+
+    @classmethod
     def from_pydantic(cls, model, **options) -> "Grammar":
         """A grammar of the JSON texts valid for a Pydantic model class (via its JSON Schema)."""
         from .json_schema import pydantic_to_grammar
@@ -125,11 +158,17 @@ class Grammar:
     @property
     def regex(self) -> str | None:
         """The single regex this grammar is, when it is one regular terminal and nothing else."""
-        if (not self.ignore and len(self.terminals) == 1 and len(self.rules) == 1
+        if (not self.ignore and len(self.terminals) == 1
+                and next(iter(self.terminals.values())).tokens is None and len(self.rules) == 1
                 and self.rules.get(self.start) == ((next(iter(self.terminals)),),)
                 and not next(iter(self.terminals.values())).exclude):
             return next(iter(self.terminals.values())).pattern
         return None
+
+    @property
+    def has_token_refs(self) -> bool:
+        """Whether some terminal is a token-level item (a special token or its negation)."""
+        return any(t.tokens is not None for t in self.terminals.values())
 
     @property
     def key(self) -> str:
@@ -138,6 +177,7 @@ class Grammar:
                          for name, alts in sorted(self.rules.items()))
         terms = ";".join(f"{t.name}={t.pattern!r}@{t.priority}"
                          + "".join(f"-{e!r}" for e in t.exclude)
+                         + (f"~{t.tokens!r}" if t.tokens is not None else "")
                          for t in sorted(self.terminals.values(), key=lambda t: t.name))
         return (f"start={self.start}|{rules}|{terms}|ignore={','.join(self.ignore)}"
                 + ("|distinct_keys" if self.distinct_keys else "")

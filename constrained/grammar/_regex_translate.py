@@ -123,6 +123,9 @@ def class_char(c: str) -> str:
 
 def ranges_to_class(ranges: list[tuple[int, int]], negate: bool = False) -> str:
     """A character class over sorted, merged code point ranges."""
+    if not ranges:      # no character at all (or, negated, every one): '[]' and '[^]' are
+        every = f"\\x00-{chr(0x10FFFF)}"                               # not re syntax
+        return f"[^{every}]" if not negate else f"[{every}]"
     parts = []
     for lo, hi in ranges:
         if lo == hi:

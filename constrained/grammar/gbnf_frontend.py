@@ -20,6 +20,7 @@ from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ._analysis import check_size, clean_rules, empty_language_at
 from ._grammar import Terminal
 from ._regex_translate import escape_literal, merge_ranges, ranges_to_class
+from ._token_refs import REF, parse_token_ref
 
 MAX_REPETITION = 2000
 MAX_NESTING = 200   # parenthesized groups inside one another
@@ -175,9 +176,8 @@ class _GbnfParser:
                     raise self.error("expecting ')'")
                 self.i += 1
                 last = [helper]
-            elif c in "<!":
-                raise self.error("token references (<...>) are not supported: they name token "
-                                 "ids, not text")
+            elif c == "<" or (c == "!" and self.peek(1) == "<"):
+                last = [self.token_terminal()]
             elif c in "*+?{":
                 if not last:
                     raise self.error(f"expecting an item before {c!r}")
@@ -296,6 +296,22 @@ class _GbnfParser:
             raise self.error(f"repetition bound {value} exceeds the limit {MAX_REPETITION}",
                              start)
         return value
+
+    def token_terminal(self) -> str:
+        """A token reference (``<think>``, ``<[12]>``, ``!<think>``): a terminal of its own."""
+        m = REF.match(self.s, self.i)
+        if m is None:
+            raise self.error("'<' starts a token reference (<name>, <[id]>, !<name>) but none "
+                             "follows")
+        line, col = self.where(self.i)
+        ref = parse_token_ref(m.group(0), line, col)
+        self.i = m.end()
+        name = self._by_set.get(("tokens", ref))
+        if name is None:
+            name = f"TOKEN_{len(self._by_set)}"
+            self._by_set[("tokens", ref)] = name
+            self.terminals[name] = Terminal(name, ref.text, tokens=ref)
+        return name
 
     # -- representation building ----------------------------------------------------------
     def new_helper(self, rule: str) -> str:

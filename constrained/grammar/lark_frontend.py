@@ -29,6 +29,7 @@ from ._analysis import check_defined, check_size, clean_rules, empty_language_at
 from ._grammar import Terminal
 from ._lark_scan import LarkScan, where
 from ._regex_translate import escape_literal, to_interegular
+from ._token_refs import replace_lark_token_refs
 
 _WHERE = re.compile(r"line (\d+),? col(?:umn)? (\d+)")
 
@@ -52,9 +53,13 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
     import_paths = [os.fspath(p) if isinstance(p, os.PathLike) else p for p in import_paths]
     limits = _Limits(max_rules, max_grammar_bytes)
     limits.check(text)
+    source, refs = text, {}
+    text, refs = replace_lark_token_refs(text)
     with _collector_paused():
         parser = _load(text, start, import_paths, path, allow_outside_imports, limits)
-    terminals = {str(t.name): _terminal(t, text) for t in parser.terminals}
+    terminals = {str(t.name): (Terminal(str(t.name), refs[t.name].text, tokens=refs[t.name])
+                               if t.name in refs else _terminal(t, text))
+                 for t in parser.terminals}
     rules: dict[str, list[tuple[str, ...]]] = {}
     for rule in parser.rules:
         expansion = []
@@ -77,7 +82,7 @@ def grammar_from_lark(cls, text: str, start: str = "start", *,
         raise empty_language_at(text, start, r"^[ \t]*[?!]?({name})\b[ \t]*(?:\.-?\d+)?[ \t]*:") \
             from None
     return cls(start=start, rules=frozen, terminals=kept_terms, ignore=ignore, source="lark",
-               text=text)
+               text=source)
 
 
 @contextmanager

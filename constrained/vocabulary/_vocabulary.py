@@ -10,6 +10,21 @@ import numpy as np
 
 from ..errors import VocabularyError
 
+SPECIAL_MARK = 0xFF
+_DIGITS = 4
+
+
+def special_spelling(token_id: int) -> bytes:
+    """The bytes a special token stands for where a grammar can name it (token tries, token
+    terminals): 0xFF, which UTF-8 text never holds, then the id in four base-64 digits
+    (bytes 0x80-0xBF), so no text and no other special token spells it."""
+    if not 0 <= token_id < 64 ** _DIGITS:
+        raise VocabularyError(f"token id {token_id} is too large for a special token")
+    digits = bytearray((SPECIAL_MARK,))
+    for k in range(_DIGITS - 1, -1, -1):
+        digits.append(0x80 | (token_id >> (6 * k)) & 0x3F)
+    return bytes(digits)
+
 
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
@@ -107,12 +122,24 @@ class Vocabulary:
 
     @cached_property
     def text_token_mask(self) -> np.ndarray:
-        """bool[size]: True for tokens that can carry grammar text (non-special, non-empty)."""
+        """bool[size]: True for tokens that can carry grammar text: non-special, non-empty, and
+        without byte 0xFF (never in UTF-8 text; it starts the spelling of special tokens)."""
         mask = np.zeros(self.size, dtype=bool)
-        mask[: len(self.token_bytes)] = self.token_lengths > 0
+        n = len(self.token_bytes)
+        mask[:n] = self.token_lengths > 0
+        if n:
+            mask[:n] &= ~(self.byte_matrix == SPECIAL_MARK).any(axis=1)
         if self.special_token_ids:
             mask[np.fromiter(self.special_token_ids, dtype=np.int64)] = False
         return mask
+
+    @cached_property
+    def special_ids_by_text(self) -> dict[bytes, int]:
+        """Special tokens by their text (the lowest id when several share one)."""
+        out: dict[bytes, int] = {}
+        for tid in sorted(self.special_token_ids, reverse=True):
+            out[self.token_bytes[tid]] = tid
+        return out
 
     @cached_property
     def token_lengths(self) -> np.ndarray:

@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Iterable
 
 from ..errors import VocabularyError
 from .byte_mappings import SENTENCEPIECE_SPACE, byte_level_token_bytes, sentencepiece_token_bytes
+
+# Added tokens the tokenizer does not mark special but that are markup, not text (Qwen3's
+# <think> and <tool_call>, Mistral's [TOOL_CALLS]): they count as special tokens.
+_MARKUP = re.compile(r"<[^<>\s]+>|\[[A-Z_]+\]")
 
 # Names that end a turn or a document in common chat families, counted as end-of-generation
 # when the tokenizer marks them special.
@@ -51,7 +56,7 @@ def vocabulary_from_hf(cls, tokenizer, vocab_size: int | None,
             continue
         if tid in added:
             tokens.append(added[tid].content.encode("utf-8"))
-            if getattr(added[tid], "special", False):
+            if getattr(added[tid], "special", False) or _MARKUP.fullmatch(added[tid].content):
                 special.add(tid)
             continue
         if scheme == "byte_level":

@@ -67,7 +67,7 @@ def test_names_cannot_collide_with_generated_ones():
     ('root ::= "a"{,3}\n', 1, 14, "expecting an integer"),
     ('root ::= "a"{3,1}\n', 1, 13, "reversed"),
     ('root ::= "a"{2001}\n', 1, 14, "exceeds the limit"),
-    ('root ::= <think>\n', 1, 10, "token references"),
+    ('root ::= <think\n', 1, 10, "token reference"),
     ('root ::= "a"\n  | "b"\n', 2, 3, "end the line with '|'"),
     ('root ::= ("a" | "b"\n', 2, 1, "expecting ')'"),
     ('root ::= "a" )\n', 1, 14, "expecting newline"),
