@@ -33,8 +33,7 @@ class CompiledCFG(CompiledGrammar):
         self.eos_mask.setflags(write=False)
         self.eos_ids = frozenset(vocab.eos_token_ids)
         # special tokens step as their spellings (only grammars naming them can read those)
-        self.special_ids = frozenset(vocab.special_token_ids) if grammar.has_token_refs \
-            else frozenset()
+        self.special_ids = frozenset(vocab.special_token_ids)
         # bytes, not a list: a list of vocabulary size is scanned by every garbage collection
         self.text_ok = vocab.text_token_mask[:vocab.n_tokens].astype(np.uint8).tobytes()
 

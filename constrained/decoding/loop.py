@@ -524,6 +524,10 @@ def build_row(vocab, index: int, prompt_ids: list[int], compiled, params, stop: 
     chain = SamplerChain(params, vocab_size=vocab.size, token_texts=_text_of,
                          eos_token_ids=sorted(vocab.eos_token_ids))
     row = Row(index, list(prompt_ids), compiled, chain, tuple(stop), params, options)
+    budgets = getattr(getattr(compiled, "grammar", None), "budgets", ())
+    if budgets and row.matcher is not None:
+        from .region_budget import budgeted_matcher
+        row.matcher = budgeted_matcher(compiled, row.matcher, budgets[0])
     if token_healing:
         from ..healing.hook import heal_for_decoding
         healed = heal_for_decoding(vocab, row.prompt_ids, row.matcher)
@@ -541,7 +545,8 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                   overlap: bool | str = "auto",
                   logprobs: int | None = None,
                   token_healing: bool = False, tools=None, tool_choice="auto",
-                  tool_format="hermes", parallel_tool_calls: bool = True
+                  tool_format="hermes", parallel_tool_calls: bool = True,
+                  reasoning_budget: int | None = None, reasoning_tags=("<think>", "</think>")
                   ) -> tuple[Decoder, bool]:
     """A Decoder for the prompts, and whether a single prompt (not a list) was given."""
     if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
@@ -567,6 +572,12 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                                  parallel_tool_calls=parallel_tool_calls), vocab)
         tool_text = fmt.instructions(list(tools))
         chat = True
+    if reasoning_budget is not None:
+        if isinstance(grammar, (list, tuple)):
+            raise DecodingError("reasoning_budget takes one grammar for every prompt")
+        from ..grammar.structural_tag import with_reasoning
+        begin, end = reasoning_tags
+        grammar = with_reasoning(grammar, reasoning_budget, vocab, begin, end)
     grammars = per_prompt(grammar, n, "grammar")
     samplings = per_prompt(sampling, n, "sampling")
     seeds = seeds_for(seed, n)
@@ -603,7 +614,8 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
              overlap: bool | str = "auto",
              logprobs: int | None = None,
              token_healing: bool = False, tools=None, tool_choice="auto",
-             tool_format="hermes", parallel_tool_calls: bool = True
+             tool_format="hermes", parallel_tool_calls: bool = True,
+             reasoning_budget: int | None = None, reasoning_tags=("<think>", "</think>")
              ) -> GenerationResult | list[GenerationResult]:
     """Generate from a Hugging Face causal LM, constrained by a grammar.
 
@@ -630,6 +642,9 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     ``</tool_call>``; "llama3_json"; or a constrained.tools.ToolFormat), each call's
     arguments valid under its tool's schema; results carry ``tool_calls`` (parsed) and
     ``content`` (the text outside them). ``parallel_tool_calls=False`` allows one call.
+    ``reasoning_budget=N``: the output opens with a reasoning block (``reasoning_tags``,
+    ``<think>`` free text ``</think>``; special tokens where the vocabulary has them) closed
+    within N tokens from the start, exactly, then the grammar (or the tools' calls).
 
     Returns one GenerationResult for a single prompt, else a list in prompt order.
     """
@@ -639,7 +654,8 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
         force_tokens=force_tokens, complete_within_budget=complete_within_budget,
         budget_window=budget_window, overlap=overlap, logprobs=logprobs,
         token_healing=token_healing, tools=tools, tool_choice=tool_choice,
-        tool_format=tool_format, parallel_tool_calls=parallel_tool_calls)
+        tool_format=tool_format, parallel_tool_calls=parallel_tool_calls,
+        reasoning_budget=reasoning_budget, reasoning_tags=reasoning_tags)
     for _ in decoder.events():
         pass
     results = decoder.results

@@ -67,6 +67,10 @@ class ShortestCompletion:
         self._flat = np.frombuffer(b"".join(data), dtype=np.uint8)
         text = np.asarray(vocab.text_token_mask[:n], dtype=bool) & (self._lens > 0)
         self._text = text
+        special = np.zeros(n, dtype=bool)
+        named = sorted(vocab.special_token_ids - vocab.eos_token_ids)
+        special[[t for t in named if t < n]] = True
+        self._special = special
         self._loop_prefix: dict[bytes, np.ndarray] = {}
         self._exact: dict = {}        # state key -> shortest completion (token ids)
         self._more_than: dict = {}    # state key -> k: no completion of at most k tokens
@@ -98,8 +102,9 @@ class ShortestCompletion:
         key0 = state_key(matcher)
         bm = allocate_token_bitmask(self.vocab.size)
         matcher.fill_next_token_bitmask(bm)
-        allowed = np.nonzero(unpack_bitmask(bm, self.vocab.size)[:len(self._lens)]
-                             & self._text)[0]
+        unpacked = unpack_bitmask(bm, self.vocab.size)[:len(self._lens)]
+        allowed = np.nonzero(unpacked & self._text)[0]
+        specials = np.nonzero(unpacked & self._special)[0]
         loop = np.zeros(256, dtype=bool)
         for b in range(256):
             if matcher.accept_bytes(bytes((b,))):
@@ -129,6 +134,17 @@ class ShortestCompletion:
                 got = by_state[key] = Successor([], key, accepting)
                 out.append(got)
             got.token_ids.extend(ids)
+        for t in specials.tolist():         # special tokens a grammar names: one step each
+            if not matcher.accept_token(t):    # pragma: no cover - the mask is exact
+                continue
+            key = state_key(matcher)
+            accepting = matcher.is_accepting()
+            matcher.rollback(1)
+            got = by_state.get(key)
+            if got is None:
+                got = by_state[key] = Successor([], key, accepting)
+                out.append(got)
+            got.token_ids.append(t)
         for s in out:
             s.token_ids = np.array(sorted(s.token_ids), dtype=np.int64)
         return same, out

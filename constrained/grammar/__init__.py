@@ -1,4 +1,4 @@
 """Grammar front-ends and the one representation they produce."""
-from ._grammar import Grammar, Terminal, TokenRef
+from ._grammar import Grammar, RegionBudget, Terminal, TokenRef
 
-__all__ = ["Grammar", "Terminal", "TokenRef"]
+__all__ = ["Grammar", "RegionBudget", "Terminal", "TokenRef"]

@@ -31,6 +31,17 @@ class TokenRef:
 
 
 @dataclass(frozen=True)
+class RegionBudget:
+    """At most ``max_tokens`` tokens after ``begin`` (which opens the output) until ``end``
+    closes the region, the end included (a reasoning block: ``<think>`` ... ``</think>``),
+    enforced by the decode loop (constrained.decoding.region_budget)."""
+
+    begin: str
+    end: str
+    max_tokens: int
+
+
+@dataclass(frozen=True)
 class Terminal:
     """A regular terminal: ``pattern`` is a Python-``re`` regex over text (full match).
 
@@ -75,6 +86,7 @@ class Grammar:
     distinct_keys: bool = False
     distinct_arrays: tuple[str, ...] = ()
     max_ignored_whitespace: int | None = None
+    budgets: tuple[RegionBudget, ...] = ()
 
     @classmethod
     def from_regex(cls, pattern: str) -> "Grammar":
@@ -183,4 +195,5 @@ class Grammar:
                 + ("|distinct_keys" if self.distinct_keys else "")
                 + (f"|max_ignored_whitespace={self.max_ignored_whitespace}"
                    if self.max_ignored_whitespace is not None else "")
-                + "".join(f"|distinct_array={n}" for n in self.distinct_arrays))
+                + "".join(f"|distinct_array={n}" for n in self.distinct_arrays)
+                + "".join(f"|budget={b!r}" for b in self.budgets))

@@ -13,7 +13,10 @@ A spec is ``{"type": "structural_tag", "format": F}`` or ``F`` itself, where ``F
 - ``{"type": "regex", "pattern": "..."}``; ``{"type": "grammar", "lark"|"gbnf": "..."}``
   (``"grammar": text`` alone is GBNF, as XGrammar's EBNF);
 - ``{"type": "sequence", "elements": [F, ...]}``; ``{"type": "or", "elements": [F, ...]}``;
-- ``{"type": "tag", "begin": "...", "content": F, "end": "..."}``;
+- ``{"type": "tag", "begin": "...", "content": F, "end": "...", "max_tokens": N}``;
+  ``max_tokens`` (a token budget) is for a free-text tag that opens the output, a reasoning
+  block: at most N tokens from the start until its end is written, enforced exactly by the
+  decode loop (``generate(reasoning_budget=N)`` builds such a tag);
 - ``{"type": "triggered_tags", "triggers": ["..."], "tags": [tag, ...], "at_least_one": false,
   "stop_after_first": false}``: free text until a trigger, then one of the tags whose begin
   starts with that trigger, then free text again; free text never contains a trigger;
@@ -32,12 +35,18 @@ import re
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
+from ..automata.byte_dfa import dfa_from_arrays
 from ..errors import GrammarError
 from ._analysis import check_defined, clean_rules
-from ._grammar import Grammar, Terminal, TokenRef
+from ._grammar import Grammar, RegionBudget, Terminal, TokenRef
 from ._regex_translate import escape_literal
 
 _ANY = r"[\s\S]"
+# one state reading every byte (text, partial characters, special token spellings)
+_ALL_BYTES = np.zeros((1, 256), dtype=np.int32)
+_ALL_ACCEPTING = np.ones(1, dtype=bool)
 _FORMATS = {"const_string", "token", "any_text", "json_schema", "regex", "grammar",
             "sequence", "or", "tag", "triggered_tags", "tags_with_separator"}
 MAX_ELEMENTS = 100_000
@@ -55,6 +64,7 @@ def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
         _keys(spec, {"type", "format"}, "")
         spec, pointer = spec.get("format"), "/format"
     builder = _Builder(vocab)
+    budget = _leading_budget(spec, pointer)
     top = builder.element(spec, pointer)
     builder.rules["start"] = (tuple(top),)
     rules = {k: tuple(v) for k, v in builder.rules.items()}
@@ -63,7 +73,83 @@ def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
     return Grammar(start="start", rules=rules, terminals=terminals,
                    ignore=tuple(builder.ignore), source="structural_tag",
                    text=json.dumps(spec, sort_keys=True)[:100_000],
-                   max_ignored_whitespace=builder.max_ignored_whitespace)
+                   max_ignored_whitespace=builder.max_ignored_whitespace,
+                   budgets=(budget,) if budget is not None else ())
+
+
+def _leading_budget(spec: Any, pointer: str) -> RegionBudget | None:
+    """The budget of a free-text tag that opens the output (the first element of a sequence,
+    or the whole spec), checked; budgets elsewhere raise GrammarError."""
+    first, where = spec, pointer
+    while isinstance(first, dict) and first.get("type") == "sequence" \
+            and isinstance(first.get("elements"), list) and first["elements"]:
+        first, where = first["elements"][0], f"{where}/elements/0"
+    budget = None
+    if isinstance(first, dict) and first.get("type") == "tag" and "max_tokens" in first:
+        n = first["max_tokens"]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise GrammarError("'max_tokens' must be a positive integer",
+                               pointer=f"{where}/max_tokens")
+        content = first.get("content")
+        if not (isinstance(content, dict) and content.get("type") == "any_text"
+                and isinstance(first.get("begin"), str) and isinstance(first.get("end"), str)
+                and first["end"]):
+            raise GrammarError("'max_tokens' needs free text (any_text) between a begin and "
+                               "a non-empty end", pointer=f"{where}/max_tokens")
+        budget = RegionBudget(first["begin"], first["end"], n)
+    todo = [(spec, pointer)]
+    while todo:               # a budget anywhere else is refused, never ignored
+        node, at = todo.pop()
+        if isinstance(node, dict):
+            if "max_tokens" in node and node is not first and node.get("type") == "tag":
+                raise GrammarError("'max_tokens' is supported on a free-text tag that opens "
+                                   "the output (a reasoning block) only", pointer=f"{at}/max_tokens")
+            todo.extend((v, f"{at}/{k}") for k, v in node.items() if isinstance(v, (dict, list))
+                        and k != "json_schema")
+        elif isinstance(node, list):
+            todo.extend((v, f"{at}/{i}") for i, v in enumerate(node))
+    return budget
+
+
+def with_reasoning(grammar: Grammar | None, max_tokens: int | None, vocab=None,
+                   begin: str = "<think>", end: str = "</think>") -> Grammar:
+    """A reasoning block (``begin``, free text, ``end``; at most ``max_tokens`` tokens from the
+    start until ``end`` when given), up to two newlines, then ``grammar`` (free text when
+    None)."""
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                   or max_tokens < 1):
+        raise GrammarError(f"reasoning_budget must be a positive integer, not {max_tokens!r}")
+    builder = _Builder(vocab)
+    symbols = builder.literal(begin) + builder.free_text([end], "/")
+    gap = builder.rule([[builder.terminal("\\n\\n?")], []], "gap")
+    body = [builder.embed(grammar)] if grammar is not None else builder.free_text(None, "/")
+    if grammar is not None and (grammar.distinct_keys or grammar.distinct_arrays):
+        raise GrammarError(
+            "a JSON Schema grammar cannot follow a reasoning block as a Grammar (its keys are "
+            "checked for repeats over the whole text); write a structural tag: a sequence of "
+            "the reasoning tag (with max_tokens) and a json_schema element")
+    builder.rules["start"] = [tuple(symbols) + (gap,) + tuple(body)]
+    rules = {k: tuple(v) for k, v in builder.rules.items()}
+    rules, terminals, _ = clean_rules(rules, builder.terminals, "start", builder.ignore)
+    budgets = (RegionBudget(begin, end, max_tokens),) if max_tokens is not None else ()
+    return Grammar(start="start", rules=rules, terminals=terminals, ignore=tuple(builder.ignore),
+                   source="structural_tag", max_ignored_whitespace=builder.max_ignored_whitespace,
+                   budgets=budgets)
+
+
+def region_grammar(budget: RegionBudget, vocab=None) -> Grammar:
+    """The output's start up to the end of a budgeted region, then anything at all: complete
+    exactly when the region is closed (what a budget search needs)."""
+    builder = _Builder(vocab)
+    symbols = builder.literal(budget.begin) + builder.free_text([budget.end], "/")
+    everything = dfa_from_arrays(_ALL_BYTES.copy(), _ALL_ACCEPTING.copy(), 0, "any bytes")
+    rest = builder.rule([[builder.terminal("any bytes")], []], "rest")
+    name = next(n for n, t in builder.terminals.items() if t.pattern == "any bytes")
+    builder.terminals[name] = replace(builder.terminals[name], automaton=everything)
+    builder.rules["start"] = [tuple(symbols) + (rest,)]
+    rules = {k: tuple(v) for k, v in builder.rules.items()}
+    return Grammar(start="start", rules=rules, terminals=builder.terminals,
+                   source="structural_tag")
 
 
 def _keys(obj: dict, allowed: set, pointer: str) -> None:
@@ -325,7 +411,7 @@ class _Builder:
         if not isinstance(spec, dict) or spec.get("type") != "tag":
             raise GrammarError("expected a tag ({'type': 'tag', 'begin', 'content', 'end'})",
                                pointer=pointer or "/")
-        _keys(spec, {"type", "begin", "content", "end"}, pointer)
+        _keys(spec, {"type", "begin", "content", "end", "max_tokens"}, pointer)
         if "content" not in spec:
             raise GrammarError("'content' is missing", pointer=pointer)
         return (_string(spec, "begin", pointer), spec["content"],
