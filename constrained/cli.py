@@ -71,6 +71,14 @@ def _parser() -> argparse.ArgumentParser:
     src.add_argument("--grammar", metavar="FILE", help="a .lark, .gbnf or .json schema file")
     src.add_argument("--regex", metavar="R", help="a regex the whole output must match")
     src.add_argument("--schema", metavar="FILE", help="a JSON Schema file")
+    src.add_argument("--structural-tag", metavar="FILE",
+                     help="a structural tag JSON file (free text, tags, triggers, tool calls)")
+    src.add_argument("--tools", metavar="FILE",
+                     help="a JSON file of OpenAI-style tools: the output is text and tool calls")
+    g.add_argument("--tool-choice", default="auto", metavar="CHOICE",
+                   help="with --tools: auto, required, none, or a tool's name")
+    g.add_argument("--reasoning-budget", type=int, default=None, metavar="N",
+                   help="open the output with a <think> block closed within N tokens")
     g.add_argument("--max-new-tokens", type=int, default=256)
     g.add_argument("--seed", type=int, default=None)
     for flag, _field, typ in _SAMPLING_FLAGS:
@@ -164,7 +172,24 @@ def _grammar(args):
         if not Path(args.grammar).is_file():
             raise _CliError(f"grammar file not found: {args.grammar}")
         return Grammar.from_file(args.grammar)
+    if args.structural_tag is not None:
+        spec = _read_json(args.structural_tag)
+        Grammar.from_structural_tag(spec)   # a bad spec fails here, before the model loads
+        return spec
     return None
+
+
+def _tools(args):
+    """(tools, tool_choice) from --tools and --tool-choice, checked before the model loads."""
+    if args.tools is None:
+        return None, "auto"
+    from .tools import tools_structural_tag
+    tools = _read_json(args.tools)
+    choice = args.tool_choice
+    if choice not in ("auto", "required", "none"):
+        choice = {"type": "function", "function": {"name": choice}}
+    tools_structural_tag(tools, choice)
+    return tools, choice
 
 
 def _sampling(args) -> dict:
@@ -203,15 +228,25 @@ def _print_logprobs(result, tokenizer) -> None:
 def _cmd_generate(args) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     grammar = _grammar(args)   # before loading the model: bad grammars fail fast
+    tools, tool_choice = _tools(args)
     lm, tokenizer = _load(args.model, args.runtime)
     chat = args.chat if args.chat is not None else bool(getattr(tokenizer, "chat_template", None))
     from .decoding import generate, stream
+    if isinstance(grammar, dict):      # a structural tag: special tokens of this vocabulary
+        from .decoding.setup import logits_width, resolve_vocab
+        from .grammar import Grammar
+        grammar = Grammar.from_structural_tag(
+            grammar, resolve_vocab(tokenizer, logits_width(lm))[0])
     options = dict(grammar=grammar, sampling=_sampling(args), max_new_tokens=args.max_new_tokens,
                    stop=args.stop, seed=args.seed, chat=chat, system=args.system,
                    force_tokens=not args.no_force,
                    complete_within_budget=args.complete_within_budget,
                    budget_window=args.budget_window, token_healing=args.token_healing,
-                   logprobs=args.logprobs)
+                   logprobs=args.logprobs, reasoning_budget=args.reasoning_budget)
+    if tools is not None:
+        if args.stream:
+            raise _CliError("--tools and --stream cannot be combined")
+        options.update(tools=tools, tool_choice=tool_choice)
     if args.stream:
         pieces = stream(lm, tokenizer, prompt, **options)
         for piece in pieces:
@@ -222,6 +257,10 @@ def _cmd_generate(args) -> int:
     else:
         result = generate(lm, tokenizer, prompt, **options)
         print(result.text)
+        if tools is not None:
+            print(json.dumps({"content": result.content,
+                              "tool_calls": [c.to_openai() for c in result.tool_calls]},
+                             ensure_ascii=False))
     if args.timings:
         _print_timings(result)
     if args.logprobs is not None:

@@ -15,6 +15,8 @@ Schema terminals) are built directly as tries (literal_dfa.py).
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -126,8 +128,58 @@ def _error_position(rewritten, exc: BaseException) -> int:
     return rewritten.original_position(index)
 
 
-@lru_cache(maxsize=256)
+class _DFACache:
+    """Built automata by (pattern, limit), least recently used first out, bounded by count
+    and by the bytes of their tables (a tool-calling grammar brings thousands of terminals;
+    compiling its tools again must not rebuild them)."""
+
+    def __init__(self, max_entries: int = 8192, max_bytes: int = 64 << 20) -> None:
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self._items: "OrderedDict[tuple, ByteDFA]" = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> ByteDFA | None:
+        with self._lock:
+            dfa = self._items.get(key)
+            if dfa is not None:
+                self._items.move_to_end(key)
+            return dfa
+
+    def put(self, key: tuple, dfa: ByteDFA) -> None:
+        size = dfa.transitions.nbytes
+        with self._lock:
+            if key in self._items or size > self.max_bytes // 4:
+                return
+            self._items[key] = dfa
+            self._bytes += size
+            while len(self._items) > self.max_entries or self._bytes > self.max_bytes:
+                _, old = self._items.popitem(last=False)
+                self._bytes -= old.transitions.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+
+_BUILT = _DFACache()
+
+
 def _build(pattern: str, max_states: int) -> ByteDFA:
+    """The DFA of ``pattern`` (cached; ``_build.cache_clear()`` empties the cache)."""
+    key = (pattern, max_states)
+    dfa = _BUILT.get(key)
+    if dfa is None:
+        dfa = _build_uncached(pattern, max_states)
+        _BUILT.put(key, dfa)
+    return dfa
+
+
+_build.cache_clear = _BUILT.clear
+
+
+def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
     words = literal_alternatives(pattern)
     built = literals_dfa(words, max_states) if words else None
     if built is not None:

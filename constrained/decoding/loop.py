@@ -122,8 +122,10 @@ class Decoder:
 
     def _ends(self, row: Row, token: int) -> bool:
         """Whether an accepted token ended the row: an end-of-sequence token, unless the
-        grammar read it as one of its own tokens (a grammar may name ``<|im_end|>``)."""
-        return token in self._eos and (row.matcher is None or row.matcher.is_terminated())
+        grammar read it as one of its own tokens (a grammar may name ``<|eot_id|>``) and is
+        not complete after it."""
+        m = row.matcher
+        return token in self._eos and (m is None or m.is_terminated() or m.is_accepting())
 
     def _accept(self, row: Row, token: int) -> None:
         if row.matcher is not None and not row.matcher.accept_token(token):

@@ -1,104 +1,160 @@
 """A token budget for the region that opens the output (a reasoning block), enforced exactly.
 
-``RegionBudgetMatcher`` wraps a grammar's matcher. Beside it runs a matcher of the region's own
-grammar (the output's start up to the region's end, then anything: constrained.grammar.
-structural_tag.region_grammar), complete exactly when the region is closed. While it is open
-and the budget is tight, a token is allowed iff the grammar allows it and the region can still
-be closed within the tokens left after it (the exact token-level search of
-``ShortestCompletion.budget_mask``); once closed, the grammar alone decides.
+The region is ``begin``, free text, ``end``: the free text never contains ``end``, so after the
+begin the region's state is the state of one byte automaton, the free text's ``[\\s\\S]*end``
+(first occurrence) with its accepting states made absorbing ("closed"), or, when ``end`` is a
+special token, the UTF-8 automaton of free text plus one "closed" state the end token leads to
+from a character boundary. That automaton has a handful of states, so for every state the
+end state of every token is computed once per vocabulary and end (vectorized walks over the
+token trie), and so is the fewest tokens that close the region from each state (a shortest-path
+iteration over those tables). A mask is then a table row: token t is allowed iff the grammar
+allows it and, after it, the region is closed or can close within the tokens left.
 
-"Tight": closing the region from any state needs at most the end's length in bytes plus a
-partial character's 3 bytes, one token each, when the vocabulary has a token per byte (byte-level
-BPE, SentencePiece byte fallback); below that many tokens left (plus one) the exact search runs.
-Where the search gives up (free text leads to too many distinct token remainders: text ends on
-large vocabularies), the region closes on its shortest token path instead: sound (the budget
-holds) but not maximal in those last tokens. A special-token end (Qwen3's ``</think>``) costs
-one token, so only the last five tokens are ever restricted.
+``RegionBudgetMatcher`` wraps the grammar's matcher and applies that while the region is open:
+it counts the tokens that end past the begin, the end's tokens included; once closed, the
+grammar alone decides. Budgets live in the decode loop (``generate``, ``stream``, the server),
+not in a bare GrammarMatcher.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+from dataclasses import dataclass
+
 import numpy as np
 
+from ..automata import regex_difference_dfa, regex_to_byte_dfa, walk_tokens_many
+from ..automata.byte_dfa import ByteDFA
 from ..bitmask import bitmask_row, pack_bool, unpack_bitmask
-from ..errors import DeadEndError
-from .byte_tokens import ByteTokenizer
-from .shortest import ShortestCompletion
+from ..errors import BudgetError, DeadEndError
+from ..grammar._regex_translate import escape_literal
+from ..vocabulary import Vocabulary
+from .budget import state_key
 
-# the rest of a partial UTF-8 character: nothing, or continuation bytes every lead byte takes
-_CONTINUATIONS = (b"", b"\x80", b"\x80\x80", b"\x80\x80\x80", b"\xa0", b"\xa0\x80", b"\x90\x80\x80",
-                  b"\x90", b"\x90\x80")
+_FAR = np.iinfo(np.int32).max // 2
+
+
+@dataclass(frozen=True, eq=False)
+class RegionTable:
+    """Token steps and closing distances of a region's free text and end, for a vocabulary.
+
+    ``trans[s, t]``: the state after token t from state s (-1: t cannot be read there);
+    ``dist[s]``: the fewest tokens that close the region from s (0 when closed, ``_FAR`` when
+    it cannot close); ``closed``: the absorbing state; ``dfa``: the byte automaton (for
+    reading the part of a token after the begin)."""
+
+    trans: np.ndarray
+    dist: np.ndarray
+    closed: int
+    dfa: ByteDFA
+    worst: int            # the largest finite distance: more tokens left never restrict
+
+
+_TABLES: "weakref.WeakKeyDictionary[Vocabulary, dict]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def region_table(vocab: Vocabulary, end: str) -> RegionTable:
+    """The table of free text closed by ``end`` (text, or a special token's text), built once
+    per vocabulary and end."""
+    with _LOCK:
+        per_vocab = _TABLES.setdefault(vocab, {})
+        table = per_vocab.get(end)
+    if table is None:
+        table = _build(vocab, end)
+        with _LOCK:
+            per_vocab[end] = table
+    return table
+
+
+def _build(vocab: Vocabulary, end: str) -> RegionTable:
+    end_id = vocab.special_ids_by_text.get(end.encode("utf-8"))
+    if end_id is None:
+        any_ = r"[\s\S]"
+        text = regex_difference_dfa(f"{any_}*{escape_literal(end)}",
+                                    (f"{any_}*(?:{escape_literal(end)}){any_}+",))
+        acc = text.accepting.copy()
+        ends = np.flatnonzero(acc)
+        closed = int(ends[0])               # one absorbing state: the end was written
+        trans = np.where(np.isin(text.transitions, ends), closed, text.transitions)
+        trans[closed, :] = closed
+        dfa = ByteDFA(trans.astype(np.int32), acc, text.initial, f"free text then {end!r}")
+        steps = walk_tokens_many(dfa, vocab, range(dfa.n_states))
+    else:
+        text = regex_to_byte_dfa(r"[\s\S]*")
+        n = text.n_states
+        trans = np.vstack([text.transitions, np.full((1, 256), n, dtype=np.int32)])
+        acc = np.zeros(n + 1, dtype=bool)
+        acc[n] = True
+        closed = n
+        dfa = ByteDFA(trans.astype(np.int32), acc, text.initial, f"free text then {end!r}")
+        steps = walk_tokens_many(dfa, vocab, range(dfa.n_states))
+        steps[:, end_id] = -1
+        steps[np.flatnonzero(text.accepting), end_id] = closed   # at a character boundary
+    full = np.full((steps.shape[0], vocab.size), -1, dtype=np.int32)
+    full[:, :steps.shape[1]] = steps
+    full[:, sorted(vocab.eos_token_ids)] = -1
+    full[closed, :] = closed
+    dist = _distances(full, closed)
+    finite = dist[dist < _FAR]
+    return RegionTable(full, dist, closed, dfa, int(finite.max(initial=0)))
+
+
+def _distances(trans: np.ndarray, closed: int) -> np.ndarray:
+    """Fewest token steps from every state to ``closed`` (Bellman-Ford over few states)."""
+    n = trans.shape[0]
+    dist = np.full(n, _FAR, dtype=np.int64)
+    dist[closed] = 0
+    reach = [np.unique(row[row >= 0]) for row in trans]   # the states a token can lead to
+    for _ in range(n):
+        changed = False
+        for s in range(n):
+            if len(reach[s]):
+                best = int(dist[reach[s]].min()) + 1
+                if best < dist[s]:
+                    dist[s] = best
+                    changed = True
+        if not changed:
+            break
+    return dist
 
 
 class RegionBudgetMatcher:
-    """``inner`` (the grammar's matcher) with at most ``max_tokens`` tokens after the region's
-    begin (the first token that ends past it is the first counted) until ``region`` (a matcher
-    of the region grammar) is complete, the end's tokens included."""
+    """``inner`` (the grammar's matcher) with at most ``max_tokens`` tokens after ``begin``
+    (the first token that ends past it is the first counted) until the region is closed."""
 
-    def __init__(self, inner, region, max_tokens: int, begin: bytes, end: bytes,
-                 end_id: int | None, shortest: ShortestCompletion) -> None:
+    def __init__(self, inner, table: RegionTable, vocab: Vocabulary, max_tokens: int,
+                 begin: bytes) -> None:
         self._inner = inner
-        self._region = region
+        self._table = table
+        self._vocab = vocab
         self.max_tokens = max_tokens
-        self._end, self._end_id = end, end_id
-        self._window = (1 if end_id is not None else len(end)) + 4
-        self._bytes = ByteTokenizer.of(shortest.vocab)
-        self._shortest = shortest
-        self._vocab = shortest.vocab
         self._begin = len(begin)
-        self._counts: list[int] = []     # per accepted step: bytes so far, tokens counted
-        self._steps = 0          # tokens that end past the region's begin (what it counts)
+        # per accepted step: (bytes seen, tokens counted, region state or -1 before the begin)
+        self._counts: list[tuple[int, int, int]] = [(0, 0, -1)]
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
+    def state_key(self):
+        """The grammar's state key with the budget's count and region state (completion
+        searches must not merge states the budget tells apart)."""
+        return (state_key(self._inner), self._counts[-1][1:])
+
     # masks -----------------------------------------------------------------------------------
     def _limit(self) -> np.ndarray | None:
-        """Bool per token id of the tokens the budget allows, or None (no limit now)."""
-        if self._region.is_accepting() or (self._counts[-1][0] if self._counts else 0) \
-                < self._begin:
+        """Bool per token id of the tokens the budget allows now, or None (no limit)."""
+        _, steps, state = self._counts[-1]
+        table = self._table
+        if state < 0 or state == table.closed:
             return None
-        left = self.max_tokens - self._steps
-        if left >= self._window:     # every state closes within window - 1 single-byte tokens
+        left = self.max_tokens - steps
+        if left - 1 >= table.worst:
             return None
-        allowed = self._shortest.budget_mask(self._region, left + 1)
-        if allowed is None:      # the search gave up (free text has too many token groups):
-            allowed = np.zeros(self._vocab.size, dtype=bool)     # close on the shortest path
-            plan = self._closing_plan()
-            if plan:
-                allowed[plan[0]] = True
-            return allowed
-        for t in self._vocab.eos_token_ids:
-            allowed[t] = False
-        return allowed
-
-    def _closing_plan(self) -> list[int] | None:
-        """The fewest tokens of the shortest text that closes the region (the rest of a
-        partial character, then the end or what of it is still missing)."""
-        region, tok, end = self._region, self._bytes, self._end
-        for cont in _CONTINUATIONS:
-            if cont and not region.accept_bytes(cont):
-                continue
-            found = None
-            if self._end_id is not None:
-                if region.accept_token(self._end_id):
-                    region.rollback(1)
-                    found = b""
-            else:
-                for j in range(1, len(end) + 1):
-                    if region.accept_bytes(end[len(end) - j:]):
-                        done = region.is_accepting()
-                        region.rollback(1)
-                        if done:
-                            found = end[len(end) - j:]
-                            break
-            if cont:
-                region.rollback(1)
-            if found is not None:
-                text = cont + found
-                head = tok.fewest(region, text) if text else []
-                if head is not None:
-                    return head + ([self._end_id] if self._end_id is not None else [])
-        return None
+        nxt = table.trans[state]
+        ok = nxt >= 0
+        ok[ok] = table.dist[nxt[ok]] <= left - 1
+        return ok
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
         self._inner.fill_next_token_bitmask(bitmask, index)
@@ -120,59 +176,64 @@ class RegionBudgetMatcher:
     # steps -----------------------------------------------------------------------------------
     def accept_token(self, token_id: int) -> bool:
         limit = self._limit()
-        if limit is not None and not (0 <= int(token_id) < len(limit) and limit[int(token_id)]):
+        tid = int(token_id)
+        if limit is not None and not (0 <= tid < len(limit) and limit[tid]):
             return False
         if not self._inner.accept_token(token_id):
             return False
-        if not self._region.accept_token(token_id):   # the region's language is the output's
-            self._inner.rollback(1)                    # start: only an inconsistent pair fails
-            return False
-        tid = int(token_id)
-        self._count(len(self._vocab.token_bytes[tid]) if tid < self._vocab.n_tokens else 0)
+        vocab = self._vocab
+        data = vocab.token_bytes[tid] if 0 <= tid < vocab.n_tokens else b""
+        self._push(len(data), lambda state: int(self._table.trans[state, tid]), data)
         return True
-
-    def _count(self, n_bytes: int) -> None:
-        seen = (self._counts[-1][0] if self._counts else 0) + n_bytes
-        self._counts.append((seen, self._steps))
-        if seen > self._begin:
-            self._steps += 1
 
     def accept_bytes(self, data: bytes) -> bool:
         if not self._inner.accept_bytes(data):
             return False
-        if not self._region.accept_bytes(data):
-            self._inner.rollback(1)
-            return False
-        self._count(len(data))
+        self._push(len(data), lambda state: self._walk(state, data), data)
         return True
+
+    def _walk(self, state: int, data: bytes) -> int:
+        trans = self._table.dfa.transitions
+        for b in data:
+            if state < 0:
+                break
+            state = int(trans[state, b])
+        return state
+
+    def _push(self, n_bytes: int, step, data: bytes) -> None:
+        seen, steps, state = self._counts[-1]
+        total = seen + n_bytes
+        if state >= 0:
+            state = step(state)
+            if state < 0:       # text the region cannot hold: its end was passed by other means
+                state = self._table.closed
+        elif total >= self._begin:
+            rest = data[self._begin - seen:] if n_bytes else b""
+            state = self._walk(self._table.dfa.initial, rest)
+            if state < 0:
+                state = self._table.closed
+        if total > self._begin:
+            steps += 1
+        self._counts.append((total, steps, state))
 
     def rollback(self, n_tokens: int = 1) -> None:
         self._inner.rollback(n_tokens)
-        self._region.rollback(n_tokens)
         if n_tokens:
-            self._steps = self._counts[-n_tokens][1]
             del self._counts[-n_tokens:]
 
     def reset(self) -> None:
         self._inner.reset()
-        self._region.reset()
-        self._steps = 0
-        self._counts = []
+        self._counts = [(0, 0, -1)]
 
 
 def budgeted_matcher(compiled, inner, budget) -> RegionBudgetMatcher:
-    """``inner`` under ``budget`` (a grammar.RegionBudget); the region's compiled grammar and
-    its completion search are built once per compiled grammar."""
-    parts = compiled.__dict__.get("_region_budget")
-    if parts is None:
-        from ..compiler import compile_grammar
-        from ..grammar.structural_tag import region_grammar
-        vocab = compiled.vocab
-        region = compile_grammar(region_grammar(budget, vocab), vocab)
-        end = budget.end.encode("utf-8")
-        end_id = vocab.special_ids_by_text.get(end)
-        parts = compiled.__dict__.setdefault("_region_budget",
-                                             (region, ShortestCompletion(vocab), end, end_id))
-    region, shortest, end, end_id = parts
-    return RegionBudgetMatcher(inner, region.matcher(), budget.max_tokens,
-                               budget.begin.encode("utf-8"), end, end_id, shortest)
+    """``inner`` under ``budget`` (a grammar.RegionBudget)."""
+    vocab = compiled.vocab
+    table = region_table(vocab, budget.end)
+    fewest = int(table.dist[table.dfa.initial])
+    if fewest > budget.max_tokens:
+        raise BudgetError(f"the reasoning budget of {budget.max_tokens} tokens is too small: "
+                          f"closing the block ({budget.end!r}) takes at least {fewest} tokens "
+                          "with this vocabulary")
+    return RegionBudgetMatcher(inner, table, vocab, budget.max_tokens,
+                               budget.begin.encode("utf-8"))

@@ -139,7 +139,8 @@ class Grammar:
 
     @classmethod
     def from_file(cls, path, **kwargs) -> "Grammar":
-        """A grammar from a .lark, .gbnf or .json (JSON Schema) file, chosen by extension."""
+        """A grammar from a .lark, .gbnf or .json (JSON Schema, or a structural tag whose
+        top-level type is "structural_tag") file, chosen by extension."""
         from .file_frontend import grammar_from_file
         return grammar_from_file(cls, path, **kwargs)
 

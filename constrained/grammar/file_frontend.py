@@ -9,8 +9,10 @@ _EXTENSIONS = (".lark", ".gbnf", ".json")
 
 
 def grammar_from_file(cls, path, *, max_file_bytes: int = 16 << 20, **kwargs):
-    """See ``Grammar.from_file``: .lark (Lark), .gbnf (GBNF), .json (JSON Schema); files
-    larger than ``max_file_bytes`` are refused before they are read."""
+    """See ``Grammar.from_file``: .lark (Lark), .gbnf (GBNF), .json (JSON Schema, or a
+    structural tag when its top-level ``type`` is ``"structural_tag"``; ``vocab=`` then maps
+    special token texts to tokens); files larger than ``max_file_bytes`` are refused before
+    they are read."""
     max_bytes = max_file_bytes
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
@@ -42,6 +44,8 @@ def grammar_from_file(cls, path, *, max_file_bytes: int = 16 << 20, **kwargs):
     except json.JSONDecodeError as e:
         raise GrammarFileError(f"{path!r} is not valid JSON: {e.msg} "
                                f"(line {e.lineno}, column {e.colno})") from None
+    if isinstance(schema, dict) and schema.get("type") == "structural_tag":
+        return cls.from_structural_tag(schema, **kwargs)
     from_schema = getattr(cls, "from_json_schema", None)
     if from_schema is None:
         raise GrammarFileError("JSON Schema files need Grammar.from_json_schema, which is not "

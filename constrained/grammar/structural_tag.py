@@ -35,18 +35,13 @@ import re
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from ..automata.byte_dfa import dfa_from_arrays
 from ..errors import GrammarError
 from ._analysis import check_defined, clean_rules
 from ._grammar import Grammar, RegionBudget, Terminal, TokenRef
 from ._regex_translate import escape_literal
 
 _ANY = r"[\s\S]"
-# one state reading every byte (text, partial characters, special token spellings)
-_ALL_BYTES = np.zeros((1, 256), dtype=np.int32)
-_ALL_ACCEPTING = np.ones(1, dtype=bool)
+
 _FORMATS = {"const_string", "token", "any_text", "json_schema", "regex", "grammar",
             "sequence", "or", "tag", "triggered_tags", "tags_with_separator"}
 MAX_ELEMENTS = 100_000
@@ -68,9 +63,10 @@ def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
     top = builder.element(spec, pointer)
     builder.rules["start"] = (tuple(top),)
     rules = {k: tuple(v) for k, v in builder.rules.items()}
+    # embedded grammars come clean from their front-ends and every rule built here derives
+    # text, so only definitions need checking (a cleaning pass costs ~1 ms per tool)
     check_defined(rules, builder.terminals, "start")
-    rules, terminals, _ = clean_rules(rules, builder.terminals, "start", builder.ignore)
-    return Grammar(start="start", rules=rules, terminals=terminals,
+    return Grammar(start="start", rules=rules, terminals=builder.terminals,
                    ignore=tuple(builder.ignore), source="structural_tag",
                    text=json.dumps(spec, sort_keys=True)[:100_000],
                    max_ignored_whitespace=builder.max_ignored_whitespace,
@@ -124,10 +120,14 @@ def with_reasoning(grammar: Grammar | None, max_tokens: int | None, vocab=None,
     gap = builder.rule([[builder.terminal("\\n\\n?")], []], "gap")
     body = [builder.embed(grammar)] if grammar is not None else builder.free_text(None, "/")
     if grammar is not None and (grammar.distinct_keys or grammar.distinct_arrays):
-        raise GrammarError(
-            "a JSON Schema grammar cannot follow a reasoning block as a Grammar (its keys are "
-            "checked for repeats over the whole text); write a structural tag: a sequence of "
-            "the reasoning tag (with max_tokens) and a json_schema element")
+        if not _keys_fixed(grammar):
+            raise GrammarError(
+                "a JSON Schema whose objects take open-ended keys cannot follow a reasoning "
+                "block (its keys are checked for repeats over the whole text): set "
+                '"additionalProperties": false on its objects, or write a structural tag '
+                "(a reasoning tag with max_tokens, then a json_schema element, which is "
+                "compiled with strict properties)")
+        grammar = replace(grammar, distinct_keys=False)
     builder.rules["start"] = [tuple(symbols) + (gap,) + tuple(body)]
     rules = {k: tuple(v) for k, v in builder.rules.items()}
     rules, terminals, _ = clean_rules(rules, builder.terminals, "start", builder.ignore)
@@ -137,19 +137,17 @@ def with_reasoning(grammar: Grammar | None, max_tokens: int | None, vocab=None,
                    budgets=budgets)
 
 
-def region_grammar(budget: RegionBudget, vocab=None) -> Grammar:
-    """The output's start up to the end of a budgeted region, then anything at all: complete
-    exactly when the region is closed (what a budget search needs)."""
-    builder = _Builder(vocab)
-    symbols = builder.literal(budget.begin) + builder.free_text([budget.end], "/")
-    everything = dfa_from_arrays(_ALL_BYTES.copy(), _ALL_ACCEPTING.copy(), 0, "any bytes")
-    rest = builder.rule([[builder.terminal("any bytes")], []], "rest")
-    name = next(n for n, t in builder.terminals.items() if t.pattern == "any bytes")
-    builder.terminals[name] = replace(builder.terminals[name], automaton=everything)
-    builder.rules["start"] = [tuple(symbols) + (rest,)]
-    rules = {k: tuple(v) for k, v in builder.rules.items()}
-    return Grammar(start="start", rules=rules, terminals=builder.terminals,
-                   source="structural_tag")
+def _keys_fixed(grammar: Grammar) -> bool:
+    """Whether a JSON Schema grammar can never repeat a key: its schema gives every object
+    fixed properties (so its key checks can be dropped)."""
+    if grammar.source != "json_schema" or grammar.distinct_arrays:
+        return False
+    try:
+        schema = json.loads(grammar.text)
+    except ValueError:
+        return False
+    return not _may_repeat_keys(schema, {"strict_properties": False,
+                                         "property_order": "schema"}, closed=True)
 
 
 def _keys(obj: dict, allowed: set, pointer: str) -> None:
@@ -526,25 +524,47 @@ def _nested(e: GrammarError, pointer: str) -> GrammarError:
     return GrammarError(message, line=e.line, column=e.column, pointer=inner)
 
 
-def _may_repeat_keys(schema: Any, options: dict) -> bool:
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_ONE = ("items", "additionalItems", "not", "if", "then", "else", "contains",
+               "unevaluatedItems")
+_SHAPED = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties")
+_OPEN_KEYS = ("patternProperties", "propertyNames", "unevaluatedProperties",
+              "additionalProperties")
+
+
+def _may_repeat_keys(schema: Any, options: dict, closed: bool = False) -> bool:
     """Whether a JSON text of the schema's grammar could repeat an object key: some object
-    takes keys beyond its fixed properties, or properties come in any order."""
+    takes keys beyond its fixed properties (open-ended key keywords, or a subschema that
+    allows any value, such as ``{}``), or properties come in any order. ``closed``: every
+    object must say ``"additionalProperties": false`` itself (else a missing keyword counts as
+    open unless ``strict_properties``)."""
     if options.get("property_order", "schema") != "schema":
         return True
+    strict = options.get("strict_properties", False) and not closed
     todo = [schema]
     while todo:
         node = todo.pop()
-        if isinstance(node, list):
-            todo.extend(node)
-        elif isinstance(node, dict):
-            for key, value in node.items():
-                if key in ("patternProperties", "propertyNames", "unevaluatedProperties",
-                           "dependentSchemas") and value is not False:
-                    return True
-                if key == "additionalProperties" and value is not False:
-                    return True
-                if isinstance(value, (dict, list)):
-                    todo.append(value)
-    if not options.get("strict_properties", False):
-        return True
+        if node is True:
+            return True
+        if not isinstance(node, dict):
+            continue
+        if not any(k in node for k in _SHAPED):
+            return True               # any value at all: objects with any keys
+        for key in _OPEN_KEYS:
+            if key in node and node[key] is not False:
+                return True
+        is_object = node.get("type") == "object" or "properties" in node or (
+            isinstance(node.get("type"), list) and "object" in node["type"])
+        if is_object and "additionalProperties" not in node and not strict:
+            return True
+        for key in _SCHEMA_MAPS:
+            if isinstance(node.get(key), dict):
+                todo.extend(node[key].values())
+        for key in _SCHEMA_LISTS:
+            if isinstance(node.get(key), list):
+                todo.extend(node[key])
+        for key in _SCHEMA_ONE:
+            if key in node:
+                todo.append(node[key])
     return False

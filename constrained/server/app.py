@@ -63,7 +63,7 @@ def create_app(service: Service) -> Starlette:
         except Exception as exc:  # a bug, not the request's fault: say so, generate nothing
             return _error(_row_error(exc, None))
         fmt = Formatter(chat, service.model_name, service.vocab.token_bytes,
-                        service.vocab.n_tokens, plan.tokens_as_ids)
+                        service.vocab.n_tokens, plan.tokens_as_ids, plan.tools)
         prompt_tokens = sum(lengths[p * plan.n] for p in range(len(plan.prompts)))
         events = _events(job, request)
         try:
@@ -189,6 +189,13 @@ async def _whole(job: Job, plan: RequestPlan, fmt: Formatter, first: Event, even
     return JSONResponse(fmt.response(choices, usage(prompt_tokens, generated)))
 
 
+async def _next(events) -> Event | None:
+    try:
+        return await events.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
 async def _sse(job: Job, plan: RequestPlan, fmt: Formatter, first: Event, events,
                prompt_tokens: int) -> AsyncIterator[bytes]:
     sent = [0] * len(job.rows)       # tokens whose logprobs were sent, per choice
@@ -214,6 +221,9 @@ async def _sse(job: Job, plan: RequestPlan, fmt: Formatter, first: Event, events
                 if plan.chat:
                     yield data(fmt.chunk(c, "", role=True, usage=include))
             elif event.kind == "piece":
+                if plan.tools:        # the answer is sent whole once it is known
+                    event = await _next(events)
+                    continue
                 lp = logprobs_upto(c, event.n_tokens)
                 yield data(fmt.chunk(c, event.text, logprobs=lp, usage=include))
                 texts[c] += len(event.text)
@@ -226,12 +236,13 @@ async def _sse(job: Job, plan: RequestPlan, fmt: Formatter, first: Event, events
                 result = event.result
                 generated += len(result.token_ids)
                 lp = logprobs_upto(c, len(result.token_ids))
+                reason = finish_reason(result.finish_reason)
+                if plan.tools:
+                    body, reason = fmt.tool_call_chunk(c, result)
+                    yield data(body)
                 yield data(fmt.chunk(c, None if plan.chat else "", logprobs=lp,
-                                     finish=finish_reason(result.finish_reason), usage=include))
-            try:
-                event = await events.__anext__()
-            except StopAsyncIteration:
-                event = None
+                                     finish=reason, usage=include))
+            event = await _next(events)
         if include:
             yield data(fmt.usage_chunk(usage(prompt_tokens, generated)))
         yield b"data: [DONE]\n\n"

@@ -5,6 +5,8 @@ import time
 from typing import Any, Sequence
 
 from ..decoding.result import FINISH_LENGTH
+from ..tools import parse_tool_calls
+from ..tools.formats import HERMES
 
 
 def finish_reason(reason: str | None) -> str | None:
@@ -18,8 +20,9 @@ class Formatter:
     """Builds the JSON bodies of one response (one id, one creation time)."""
 
     def __init__(self, chat: bool, model: str, token_bytes: Sequence[bytes], n_tokens: int,
-                 tokens_as_ids: bool) -> None:
+                 tokens_as_ids: bool, tools: list | None = None) -> None:
         self.chat = chat
+        self.tools = tools
         self.model = model
         self.created = int(time.time())
         self.id = f"{'chatcmpl' if chat else 'cmpl'}-{time.time_ns():x}"
@@ -56,6 +59,31 @@ class Formatter:
                 "top_logprobs": [{self.token_text(a): v for a, v in top.items()} for top in tops],
                 "text_offset": offsets}
 
+    # tool calls ----------------------------------------------------------------------------------
+    def tool_calls(self, result) -> tuple[str | None, list[dict] | None]:
+        """(content, tool_calls) of a chat answer: with tools, the calls parsed out of the
+        text (content None when only calls were written), else (text, None)."""
+        if not self.tools:
+            return result.text, None
+        content, calls = parse_tool_calls(result.text, HERMES)
+        return (content or None) if calls else result.text, \
+            [c.to_openai() for c in calls] or None
+
+    def tool_call_chunk(self, index: int, result) -> tuple[dict[str, Any], str | None]:
+        """The one chunk that carries a streamed answer with tools (content and calls come
+        out whole: the text is only known to be a call once it is complete)."""
+        content, calls = self.tool_calls(result)
+        delta: dict[str, Any] = {}
+        if content:
+            delta["content"] = content
+        if calls:
+            delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(calls)]
+        body = {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                "model": self.model, "choices": [{"index": index, "delta": delta,
+                                                  "logprobs": None, "finish_reason": None}]}
+        reason = finish_reason(result.finish_reason)
+        return body, ("tool_calls" if calls and reason == "stop" else reason)
+
     # whole responses -----------------------------------------------------------------------------
     def response(self, choices: list[dict[str, Any]], usage: dict[str, int]) -> dict[str, Any]:
         return {"id": self.id, "object": "chat.completion" if self.chat else "text_completion",
@@ -65,8 +93,11 @@ class Formatter:
     def choice(self, index: int, result, logprobs: dict[str, Any] | None) -> dict[str, Any]:
         reason = finish_reason(result.finish_reason)
         if self.chat:
-            return {"index": index, "message": {"role": "assistant", "content": result.text,
-                                                "refusal": None, "tool_calls": None},
+            content, calls = self.tool_calls(result)
+            if calls:
+                reason = "tool_calls" if reason == "stop" else reason
+            return {"index": index, "message": {"role": "assistant", "content": content,
+                                                "refusal": None, "tool_calls": calls},
                     "logprobs": logprobs, "finish_reason": reason}
         return {"index": index, "text": result.text, "logprobs": logprobs,
                 "finish_reason": reason}

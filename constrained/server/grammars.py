@@ -19,7 +19,8 @@ from .protocol import Constraint, RequestError
 
 
 class GrammarCache:
-    """Compiled grammars by (kind, text), least recently used dropped past ``size``."""
+    """Compiled grammars by (kind, text, reasoning budget), least recently used dropped past
+    ``size``."""
 
     def __init__(self, vocab: Vocabulary, *, size: int = 64, max_grammar_bytes: int = 256_000,
                  compile_timeout: float = 30.0) -> None:
@@ -27,7 +28,7 @@ class GrammarCache:
         self.size = size
         self.max_grammar_bytes = max_grammar_bytes
         self.compile_timeout = compile_timeout
-        self._cache: OrderedDict[tuple[str, str], CompiledGrammar] = OrderedDict()
+        self._cache: OrderedDict[tuple, CompiledGrammar] = OrderedDict()
         self._lock = threading.Lock()
 
     def compiled(self, constraint: Constraint) -> CompiledGrammar:
@@ -35,7 +36,7 @@ class GrammarCache:
         if len(constraint.text.encode("utf-8")) > self.max_grammar_bytes:
             raise RequestError(f"the {constraint.kind} is larger than the server's limit of "
                                f"{self.max_grammar_bytes} bytes", constraint.param)
-        key = (constraint.kind, constraint.text)
+        key = (constraint.kind, constraint.text, constraint.reasoning)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -51,7 +52,7 @@ class GrammarCache:
     def _compile(self, constraint: Constraint) -> CompiledGrammar:
         try:
             with compile_deadline(self.compile_timeout):
-                grammar = _grammar(constraint)
+                grammar = _grammar(constraint, self.vocab)
                 return compile_grammar(grammar, self.vocab)
         except LimitExceededError as exc:
             raise RequestError(f"the {constraint.kind} exceeds a server limit: {exc}",
@@ -60,16 +61,33 @@ class GrammarCache:
             raise RequestError(f"invalid {constraint.kind}: {exc}", constraint.param) from None
 
 
-def _grammar(constraint: Constraint) -> Grammar:
-    kind = constraint.kind
+def _grammar(constraint: Constraint, vocab: Vocabulary) -> Grammar:
+    kind, budget = constraint.kind, constraint.reasoning
+    if kind == "json_schema" and budget is not None:
+        # think, then the JSON answer: as a structural tag (the schema with strict properties)
+        spec = {"type": "sequence", "elements": [
+            {"type": "tag", "begin": "<think>", "content": {"type": "any_text"},
+             "end": "</think>", "max_tokens": budget},
+            {"type": "const_string", "value": "\n"},
+            {"type": "json_schema", "json_schema": json.loads(constraint.text)}]}
+        return Grammar.from_structural_tag(spec, vocab)
     if kind == "json_schema":
-        return Grammar.from_json_schema(json.loads(constraint.text))
-    if kind == "json_object":
-        return Grammar.from_json_schema({"type": "object"})
-    if kind == "lark":
-        return Grammar.from_lark(constraint.text)
-    if kind == "gbnf":
-        return Grammar.from_gbnf(constraint.text)
-    if kind == "regex":
-        return Grammar.from_regex(constraint.text)
-    raise ValueError(f"unknown constraint kind {kind!r}")
+        grammar = Grammar.from_json_schema(json.loads(constraint.text))
+    elif kind == "json_object":
+        grammar = Grammar.from_json_schema({"type": "object"})
+    elif kind == "lark":
+        grammar = Grammar.from_lark(constraint.text)
+    elif kind == "gbnf":
+        grammar = Grammar.from_gbnf(constraint.text)
+    elif kind == "regex":
+        grammar = Grammar.from_regex(constraint.text)
+    elif kind == "structural_tag":
+        grammar = Grammar.from_structural_tag(json.loads(constraint.text), vocab)
+    elif kind == "text":
+        grammar = None
+    else:
+        raise ValueError(f"unknown constraint kind {kind!r}")
+    if budget is None:
+        return grammar
+    from ..grammar.structural_tag import with_reasoning
+    return with_reasoning(grammar, budget, vocab)

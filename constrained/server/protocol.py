@@ -40,7 +40,7 @@ _COMMON_FIELDS = set(_SAMPLER_FIELDS) | {
     "model", "max_tokens", "n", "seed", "stop", "logit_bias", "stream", "stream_options",
     "response_format", "user", "grammar", "grammar_syntax", "regex", "token_healing",
     "complete_within_budget", "return_tokens_as_token_ids", "tools", "tool_choice",
-    "parallel_tool_calls", "functions", "function_call",
+    "parallel_tool_calls", "functions", "function_call", "reasoning_budget",
 }
 COMPLETION_FIELDS = _COMMON_FIELDS | {"prompt", "suffix", "logprobs", "echo", "best_of"}
 CHAT_FIELDS = _COMMON_FIELDS | {"messages", "max_completion_tokens", "logprobs", "top_logprobs"}
@@ -67,13 +67,15 @@ class RequestError(Exception):
 
 @dataclass(frozen=True)
 class Constraint:
-    """What the output must match: ``kind`` is "json_schema", "json_object", "lark", "gbnf"
-    or "regex"; ``text`` the schema (canonical JSON), grammar or pattern; ``param`` the field
-    it came from (named in errors)."""
+    """What the output must match: ``kind`` is "json_schema", "json_object", "lark", "gbnf",
+    "regex", "structural_tag" (tool calls) or "text" (only a reasoning block); ``text`` the
+    schema (canonical JSON), grammar, pattern or spec; ``param`` the field it came from (named
+    in errors); ``reasoning``: a reasoning block of at most that many tokens opens the output."""
 
     kind: str
     text: str
     param: str
+    reasoning: int | None = None
 
 
 @dataclass
@@ -96,6 +98,7 @@ class RequestPlan:
     complete_within_budget: bool = False
     tokens_as_ids: bool = False
     max_tokens_param: str = "max_tokens"   # the field that set max_tokens (named in errors)
+    tools: list | None = None              # the request's tools (answers carry tool_calls)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -237,15 +240,61 @@ def _constraint(body: dict) -> Constraint | None:
     return found[0] if found else None
 
 
+def _field_of(pointer: str | None, default: str) -> str:
+    """A JSON pointer (``/tools/0/function/name``) as a request field (``tools[0].function.
+    name``)."""
+    if not pointer or pointer == "/":
+        return default
+    out = ""
+    for part in pointer.strip("/").split("/"):
+        out += f"[{part}]" if part.isdigit() else (f".{part}" if out else part)
+    return out
+
+
+def _tools(body: dict, chat: bool, constraint: Constraint | None) -> tuple[list | None,
+                                                                           Constraint | None]:
+    """(the tools, the constraint of an answer with tool calls) of a request with ``tools``."""
+    import json
+    for name in ("functions", "function_call"):
+        if body.get(name) is not None:
+            raise RequestError(f"'{name}' is the deprecated form: use 'tools' and "
+                               "'tool_choice'", name)
+    tools = body.get("tools")
+    choice = body.get("tool_choice")
+    parallel = body.get("parallel_tool_calls", True)
+    if not isinstance(parallel, bool):
+        raise RequestError("'parallel_tool_calls' must be a boolean", "parallel_tool_calls")
+    if not tools:
+        if choice not in (None, "none", "auto"):
+            raise RequestError("'tool_choice' needs 'tools'", "tool_choice")
+        return None, constraint
+    if not chat:
+        raise RequestError("'tools' are for /v1/chat/completions", "tools")
+    if constraint is not None:
+        raise RequestError(f"give 'tools' or '{constraint.param}', not both", "tools")
+    from ..errors import GrammarError
+    from ..tools import tools_structural_tag
+    try:
+        spec = tools_structural_tag(tools, "auto" if choice is None else choice,
+                                    parallel_tool_calls=parallel)
+    except GrammarError as exc:
+        where = _field_of(exc.pointer, "tools")
+        raise RequestError(f"invalid {where}: {exc}", where) from None
+    return list(tools), Constraint("structural_tag", json.dumps(spec), "tools")
+
+
+def _with_reasoning(body: dict, constraint: Constraint | None) -> Constraint | None:
+    budget = _int(body, "reasoning_budget", 1)
+    if budget is None:
+        return constraint
+    if constraint is None:
+        return Constraint("text", "", "reasoning_budget", budget)
+    return Constraint(constraint.kind, constraint.text, constraint.param, budget)
+
+
 def _common(body: dict, chat: bool, max_n: int) -> dict[str, Any]:
-    for name in ("tools", "functions"):
-        if body.get(name):
-            raise RequestError(f"'{name}' is not supported by this server yet: constrain the "
-                               "output with response_format, grammar or regex", name)
-    for name in ("tool_choice", "function_call"):
-        if body.get(name) not in (None, "none", "auto"):
-            raise RequestError(f"'{name}' needs tools, which this server does not support "
-                               "yet", name)
+    tools, constraint = _tools(body, chat, _constraint(body))
+    constraint = _with_reasoning(body, constraint)
     if body.get("model") is not None and not isinstance(body["model"], str):
         raise RequestError("'model' must be a string", "model")
     stream = _bool(body, "stream")
@@ -258,7 +307,7 @@ def _common(body: dict, chat: bool, max_n: int) -> dict[str, Any]:
         if not stream:
             raise RequestError("'stream_options' needs 'stream': true", "stream_options")
         include_usage = _bool(options, "include_usage")
-    return dict(chat=chat, n=_int(body, "n", 1, max_n) or 1, constraint=_constraint(body),
+    return dict(chat=chat, n=_int(body, "n", 1, max_n) or 1, constraint=constraint, tools=tools,
                 sampling=_sampling(body), seed=_int(body, "seed"), stop=_stop(body),
                 stream=stream, include_usage=include_usage,
                 token_healing=_bool(body, "token_healing"),
@@ -309,7 +358,16 @@ def chat_plan(body: Any, *, max_n: int) -> RequestPlan:
             raise RequestError(f"{where}.role {message['role']!r} is not a known role",
                                f"{where}.role")
         role = "system" if message["role"] == "developer" else message["role"]
-        clean.append({"role": role, "content": _content(message.get("content"), where)})
+        entry = {"role": role, "content": _content(message.get("content"), where)}
+        calls = message.get("tool_calls")
+        if calls is not None:
+            entry["tool_calls"] = _history_calls(calls, f"{where}.tool_calls")
+        for key in ("tool_call_id", "name"):
+            if message.get(key) is not None:
+                if not isinstance(message[key], str):
+                    raise RequestError(f"{where}.{key} must be a string", f"{where}.{key}")
+                entry[key] = message[key]
+        clean.append(entry)
     max_tokens = _int(body, "max_completion_tokens", 1)
     legacy = _int(body, "max_tokens", 1)
     if max_tokens is not None and legacy is not None:
@@ -323,6 +381,30 @@ def chat_plan(body: Any, *, max_n: int) -> RequestPlan:
                        else legacy, logprobs=(top or 0) if wants else None,
                        max_tokens_param="max_tokens" if legacy is not None
                        else "max_completion_tokens", **common)
+
+
+def _history_calls(calls: Any, where: str) -> list[dict]:
+    """An assistant message's earlier tool calls, for the chat template (arguments parsed
+    from their JSON text, as templates expect)."""
+    import json
+    if not isinstance(calls, list):
+        raise RequestError(f"{where} must be a list", where)
+    out = []
+    for i, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise RequestError(f"{where}[{i}] must be {{'type': 'function', 'function': "
+                               "{'name', 'arguments'}}", f"{where}[{i}]")
+        args = fn.get("arguments", "{}")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except ValueError:
+                raise RequestError(f"{where}[{i}].function.arguments is not JSON",
+                                   f"{where}[{i}].function.arguments") from None
+        out.append({"id": call.get("id"), "type": "function",
+                    "function": {"name": fn["name"], "arguments": args}})
+    return out
 
 
 def _content(content: Any, where: str) -> str:

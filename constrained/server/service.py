@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..decoding.loop import DecodeOptions, build_row
 from ..decoding.prompts import check_prompt_ids, encode_prompt
 from ..errors import ConstrainedError
+from ..tools.formats import HERMES
 from ..vocabulary import Vocabulary
 from .engine import BatchEngine, Job
 from .grammars import GrammarCache
@@ -102,7 +103,9 @@ class Service:
         if plan.suffix is not None:
             return self._infill(plan, p, prompt, compiled)
         try:
-            ids = encode_prompt(prompt, self.tokenizer, chat=plan.chat)
+            tools = plan.tools
+            ids = encode_prompt(prompt, self.tokenizer, chat=plan.chat, tools=tools,
+                                tool_instructions=HERMES.instructions(tools) if tools else "")
             check_prompt_ids(ids, self.vocab.size)
         except ConstrainedError as exc:
             raise RequestError(str(exc), param) from None

@@ -49,8 +49,20 @@ def check_tools(tools: Any) -> list[Tool]:
         params = fn["parameters"]
         if not isinstance(params, (dict, bool)):
             raise GrammarError("'parameters' must be a JSON Schema", pointer=f"{where}/parameters")
+        _check_schema(params, f"{where}/parameters")
         out.append(Tool(name, params, str(fn.get("description", ""))))
     return out
+
+
+def _check_schema(schema: Any, pointer: str) -> None:
+    """GrammarError at the schema's own pointer when the arguments schema cannot be compiled
+    (converted as the structural tag will convert it, so the conversion is cached for it)."""
+    from ..grammar import Grammar
+    try:
+        Grammar.from_json_schema(schema, strict_properties=True)
+    except GrammarError as e:
+        inner = e.pointer if e.pointer and e.pointer.startswith("/") else ""
+        raise GrammarError(str(e), pointer=f"{pointer}{inner}") from None
 
 
 def tool_format(name: str | ToolFormat) -> ToolFormat:

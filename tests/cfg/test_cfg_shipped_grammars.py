@@ -17,7 +17,9 @@ sys.path.insert(0, str(ROOT / "tests" / "oracles"))
 import gbnf_reference  # noqa: E402
 import lark_reference  # noqa: E402
 
-FILES = sorted(p for p in (ROOT / "grammars").glob("*") if p.suffix in (".lark", ".gbnf"))
+# grammars naming special tokens need a vocabulary that has them: test_token_terminals.py
+FILES = sorted(p for p in (ROOT / "grammars").glob("*") if p.suffix in (".lark", ".gbnf")
+               and not Grammar.from_file(p).has_token_refs)
 SAMPLES = ROOT / "tests" / "grammars_samples"
 
 

@@ -181,3 +181,65 @@ def test_malformed_token_references_are_grammar_errors(text):
 def test_references_inside_strings_regexes_and_comments_are_text():
     g = Grammar.from_lark('start: "<think>" /<[a-z]>/ // <think>\n')
     assert not g.has_token_refs
+
+
+@pytest.fixture(scope="module")
+def qwen3():
+    quicktok = pytest.importorskip("quicktok")
+    enc = quicktok.get_encoding("qwen3")
+    return Vocabulary.from_tiktoken(enc), enc
+
+
+def _ids(enc, vocab, text: str) -> list[int]:
+    """Token ids of ``text`` with special token texts as their tokens (as Qwen3 encodes)."""
+    out, pattern = [], "(" + "|".join(
+        __import__("re").escape(t.decode()) for t in vocab.special_ids_by_text) + ")"
+    for part in __import__("re").split(pattern, text):
+        if part.encode() in vocab.special_ids_by_text:
+            out.append(vocab.special_ids_by_text[part.encode()])
+        elif part:
+            out.extend(enc.encode_ordinary(part))
+    return out
+
+
+def test_shipped_qwen3_grammar_on_the_qwen3_vocabulary(qwen3):
+    from pathlib import Path
+    vocab, enc = qwen3
+    path = Path(__file__).resolve().parents[2] / "grammars" / "qwen3_think_tool_call.lark"
+    compiled = compile_grammar(Grammar.from_file(path), vocab)
+    good = ('<think>The user wants Oslo weather; <tool_call> is how I call.</think>\n\n'
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", '
+            '"unit": "celsius"}}\n</tool_call>')
+    m = compiled.matcher()
+    for t in _ids(enc, vocab, good):
+        allowed = set(m.allowed_token_ids().tolist())
+        assert t in allowed
+        assert m.accept_token(t)
+    assert m.is_accepting()
+    # the think block's text may spell "<tool_call>" in ordinary tokens, never the token
+    m = compiled.matcher()
+    assert m.accept_token(vocab.special_ids_by_text[b"<think>"])
+    inside = set(m.allowed_token_ids().tolist())
+    assert vocab.special_ids_by_text[b"<tool_call>"] in inside     # a token but </think>
+    assert vocab.special_ids_by_text[b"</think>"] in inside
+    assert not inside & vocab.eos_token_ids
+    # after </think> only the newlines, then only the <tool_call> token
+    for t in _ids(enc, vocab, "x</think>\n\n"):
+        assert m.accept_token(t)
+    assert m.allowed_token_ids().tolist() == [vocab.special_ids_by_text[b"<tool_call>"]]
+
+
+def test_llama3_header_tokens(llama3_vocab):
+    vocab = llama3_vocab
+    g = Grammar.from_gbnf('root ::= <|start_header_id|> ("user" | "assistant") '
+                          '<|end_header_id|> "\\n\\n" [a-z ]+ <|eot_id|>')
+    m = compile_grammar(g, vocab).matcher()
+    start, end = (vocab.special_ids_by_text[b"<|start_header_id|>"],
+                  vocab.special_ids_by_text[b"<|end_header_id|>"])
+    assert m.allowed_token_ids().tolist() == [start]
+    assert m.accept_token(start) and m.accept_bytes(b"assistant")
+    assert m.allowed_token_ids().tolist() == [end]
+    assert m.accept_token(end) and m.accept_bytes(b"\n\nhello there")
+    eot = vocab.special_ids_by_text[b"<|eot_id|>"]
+    assert eot in m.allowed_token_ids().tolist()
+    assert m.accept_token(eot) and m.is_terminated() is False and m.is_accepting()

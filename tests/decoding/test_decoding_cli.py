@@ -40,3 +40,36 @@ def test_decoding_cli_generate_with_regex():
     assert p.returncode == 0, p.stderr
     assert re.fullmatch(r"(red|green|blue) [0-9]{1,2}", p.stdout.strip()), p.stdout
     assert "ms/token" in p.stderr
+
+
+def test_decoding_cli_bad_structural_tag_and_tools_are_one_line_errors(tmp_path):
+    bad = tmp_path / "tag.json"
+    bad.write_text('{"type": "structural_tag", "format": {"type": "nope"}}')
+    p = _run("generate", "--prompt", "hi", "--structural-tag", str(bad))
+    assert p.returncode == 1 and "/format/type" in p.stderr and "Traceback" not in p.stderr
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"type": "function", "function": {"name": "f"}}]')
+    p = _run("generate", "--prompt", "hi", "--tools", str(tools))
+    assert p.returncode == 1 and "/tools/0/function/parameters" in p.stderr
+
+
+@pytest.mark.slow
+def test_decoding_cli_structural_tag_and_tools():
+    import json
+    import jsonschema
+    p = _run("generate", "--prompt", "What is 2 plus 3?", "--structural-tag",
+             "grammars/tool_calls.structural_tag.json", "--max-new-tokens", "120", "--seed", "0",
+             "--complete-within-budget")
+    assert p.returncode == 0, p.stderr
+    out = p.stdout[:-1]                  # print adds one newline
+    assert out.startswith("<think>") and "</think>\n\n" in out, out
+    p = _run("generate", "--prompt", "What is 2 plus 3?", "--tools",
+             "grammars/weather_tools.json", "--tool-choice", "add", "--max-new-tokens", "60",
+             "--seed", "0", "--complete-within-budget")
+    assert p.returncode == 0, p.stderr
+    answer = json.loads(p.stdout.strip().splitlines()[-1])
+    calls = answer["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["add"]
+    schema = json.loads((ROOT / "grammars" / "weather_tools.json").read_text())[1]
+    jsonschema.validate(json.loads(calls[0]["function"]["arguments"]),
+                        schema["function"]["parameters"])

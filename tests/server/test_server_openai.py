@@ -181,8 +181,15 @@ def test_suffix_infill_returns_a_middle(client):
     (dict(extra_body={"regex": "a", "grammar": "start: \"a\""}), 400, "regex"),
     (dict(max_tokens=None, max_completion_tokens=10 ** 6), 400, "max_completion_tokens"),
     (dict(model="gpt-9"), 404, "model"),
-    (dict(tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}]),
-     400, "tools"),
+    (dict(tools=[{"type": "function", "function": {"name": "f"}}]),
+     400, "tools[0].function.parameters"),
+    (dict(tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+          tool_choice={"type": "function", "function": {"name": "g"}}), 400, "tool_choice"),
+    (dict(tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+          response_format={"type": "json_object"}), 400, "tools"),
+    (dict(tools=[{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "strnig"}}}}}]),
+     400, "tools[0].function.parameters.properties.a.type"),
     (dict(messages=[{"role": "robot", "content": "x"}]), 400, "messages[0].role"),
     (dict(max_tokens=3, extra_body={"regex": "[a-z]{30}", "complete_within_budget": True}),
      400, "max_tokens"),
@@ -307,3 +314,65 @@ def test_logprob_recovery_through_the_openai_client(client, smollm2):
                                   token_ids=top3, tol=1e-3)
     odds = argmax.logprobs[top3] - argmax.logprobs[top3[0]]
     assert odds == pytest.approx(truth[top3] - truth[top3[0]], abs=1e-2)
+
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20},
+                                            "unit": {"enum": ["celsius", "fahrenheit"]}},
+           "required": ["city", "unit"], "additionalProperties": False}
+ADD = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+       "required": ["a", "b"], "additionalProperties": False}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}},
+         {"type": "function", "function": {"name": "add", "parameters": ADD}}]
+TOOL_SCHEMAS = {"get_weather": WEATHER, "add": ADD}
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "add"}}])
+def test_tool_calls_come_back_parsed_and_valid(client, choice):
+    for seed in range(2):
+        r = client.chat.completions.create(
+            model="smollm2", messages=[{"role": "user", "content": "What is 4 plus 5?"}],
+            tools=TOOLS, tool_choice=choice, max_tokens=70, seed=seed,
+            extra_body={"complete_within_budget": True})
+        choice0 = r.choices[0]
+        assert choice0.finish_reason == "tool_calls", choice0.message
+        calls = choice0.message.tool_calls
+        assert calls and choice0.message.content is None
+        for call in calls:
+            assert call.type == "function" and call.id
+            jsonschema.validate(json.loads(call.function.arguments),
+                                TOOL_SCHEMAS[call.function.name])
+        if isinstance(choice, dict):
+            assert [c.function.name for c in calls] == ["add"]
+
+
+def test_tool_calls_stream_and_history(client):
+    chunks = list(client.chat.completions.create(
+        model="smollm2", messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        tools=TOOLS, tool_choice="required", max_tokens=70, seed=1, stream=True,
+        parallel_tool_calls=False, extra_body={"complete_within_budget": True}))
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    calls = [tc for d in deltas for tc in (d.tool_calls or [])]
+    assert len(calls) == 1
+    jsonschema.validate(json.loads(calls[0].function.arguments),
+                        TOOL_SCHEMAS[calls[0].function.name])
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    # the call and its result go back in the history; "none" then answers in text
+    history = [{"role": "user", "content": "Weather in Oslo?"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": calls[0].id, "type": "function",
+                    "function": {"name": calls[0].function.name,
+                                 "arguments": calls[0].function.arguments}}]},
+               {"role": "tool", "tool_call_id": calls[0].id, "content": "12 degrees"}]
+    r = client.chat.completions.create(model="smollm2", messages=history, tools=TOOLS,
+                                       tool_choice="none", max_tokens=20, seed=0)
+    assert r.choices[0].message.tool_calls is None
+    assert "<tool_call>" not in r.choices[0].message.content
+
+
+def test_reasoning_budget_then_schema(client):
+    r = client.chat.completions.create(
+        model="smollm2", messages=ASK, response_format=PERSON_FORMAT, max_tokens=120, seed=2,
+        extra_body={"reasoning_budget": 16, "complete_within_budget": True})
+    text = r.choices[0].message.content
+    assert text.startswith("<think>") and "</think>" in text, text
+    jsonschema.validate(json.loads(text.split("</think>", 1)[1]), PERSON)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from contextvars import copy_context
 from dataclasses import dataclass, field
 
@@ -35,6 +37,41 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         options = SchemaOptions(**kwargs)
     elif kwargs:
         raise TypeError("pass either options or keyword options, not both")
+    key = _cache_key(schema, options)
+    if key is not None:
+        with _LOCK:
+            hit = _CONVERTED.get(key)
+            if hit is not None:
+                _CONVERTED.move_to_end(key)
+                return hit
+    grammar = _convert_limited(schema, options)
+    if key is not None:
+        with _LOCK:
+            _CONVERTED[key] = grammar
+            while len(_CONVERTED) > _MAX_CACHED:
+                _CONVERTED.popitem(last=False)
+    return grammar
+
+
+# converted schemas by (canonical JSON text, options): grammars are immutable, so a schema met
+# again (a tool of every request, a response format reused) is converted once per process
+_CONVERTED: "OrderedDict[tuple, SchemaGrammar]" = OrderedDict()
+_MAX_CACHED = 512
+_MAX_CACHED_TEXT = 1 << 20
+_LOCK = threading.Lock()
+
+
+def _cache_key(schema, options: SchemaOptions):
+    try:
+        text = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
+        key = (text, options)
+        hash(key)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return key if len(text) <= _MAX_CACHED_TEXT else None
+
+
+def _convert_limited(schema, options: SchemaOptions) -> SchemaGrammar:
     with compile_deadline(options.compile_timeout):
         try:
             return _convert(schema, options)

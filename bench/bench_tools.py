@@ -1,0 +1,186 @@
+"""Many tools at once: compile time of a tool-calling structural tag, cold and cached.
+
+    python bench/bench_tools.py [--tools 128] [--vocab qwen3] [--seed S] [--repeat 3]
+
+Generates ``--tools`` function schemas (new ones every run unless ``--seed`` is given: string
+fields with lengths, patterns and formats, enums, bounded integers and numbers, booleans,
+arrays, nested objects, optional fields), builds the "auto" tool-calling structural tag (free
+text, any number of ``<tool_call>`` JSON ``</tool_call>`` calls, each call's arguments valid
+under its tool's schema) and compiles it with this project and with XGrammar's structural tags
+(the same JSON spec) in one process, on the same vocabulary.
+
+- cold: the first compile of these schemas in the process (the vocabulary already loaded);
+- cached: the same tools compiled again (this project: schema conversions, terminal
+  automata and token walks cached per process; XGrammar: its compiler cache);
+- first mask: compile + the first two masks (the answer's start and inside a call).
+
+Prints a table (times in ms, medians over ``--repeat`` fresh tool sets for cold).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.vocabularies import load_vocabulary  # noqa: E402
+from constrained import Grammar, compile_grammar  # noqa: E402
+from constrained.bitmask import allocate_token_bitmask  # noqa: E402
+from constrained.tools import tools_structural_tag  # noqa: E402
+
+_WORDS = ["city", "name", "query", "limit", "unit", "date", "user", "price", "items", "mode",
+          "email", "count", "tags", "lang", "depth", "start", "end", "id", "score", "notes"]
+
+
+def _field(rng: random.Random, depth: int) -> dict:
+    kind = rng.choice(["string", "string", "enum", "integer", "number", "boolean", "array",
+                       "object" if depth < 2 else "string"])
+    if kind == "string":
+        out = {"type": "string"}
+        extra = rng.random()
+        if extra < 0.3:
+            out["maxLength"] = rng.randint(5, 60)
+        elif extra < 0.4:
+            out["pattern"] = rng.choice([r"^[A-Z]{3}$", r"^\d{4}-\d{2}-\d{2}$", r"^[a-z_]+$"])
+        elif extra < 0.5:
+            out["format"] = rng.choice(["email", "date", "uri"])
+        return out
+    if kind == "enum":
+        return {"type": "string", "enum": rng.sample(_WORDS, rng.randint(2, 6))}
+    if kind == "integer":
+        lo = rng.randint(-10, 10)
+        return {"type": "integer", "minimum": lo, "maximum": lo + rng.randint(1, 1000)}
+    if kind == "number":
+        return {"type": "number"}
+    if kind == "boolean":
+        return {"type": "boolean"}
+    if kind == "array":
+        return {"type": "array", "items": _field(rng, depth + 1), "maxItems": rng.randint(1, 8)}
+    return _object(rng, depth + 1)
+
+
+def _object(rng: random.Random, depth: int) -> dict:
+    names = rng.sample(_WORDS, rng.randint(1, 6))
+    props = {n: _field(rng, depth) for n in names}
+    return {"type": "object", "properties": props,
+            "required": [n for n in names if rng.random() < 0.6]}
+
+
+def make_tools(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    return [{"type": "function",
+             "function": {"name": f"tool_{seed % 100000}_{i}", "description": "generated",
+                          "parameters": _object(rng, 0)}} for i in range(n)]
+
+
+def _constrained(spec: dict, vocab, doc_ids: list[int]) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    compiled = compile_grammar(Grammar.from_structural_tag(spec, vocab), vocab)
+    t1 = time.perf_counter()
+    m = compiled.matcher()
+    bm = allocate_token_bitmask(vocab.size).numpy()
+    m.fill_next_token_bitmask(bm)
+    for t in doc_ids:
+        if not m.accept_token(t):
+            raise AssertionError("the sample call was rejected")
+    m.fill_next_token_bitmask(bm)
+    return (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+
+
+class _XGrammar:
+    def __init__(self, vocab) -> None:
+        import torch
+        import xgrammar as xgr
+        self.xgr, self.torch = xgr, torch
+        self.info = xgr.TokenizerInfo(list(vocab.token_bytes), xgr.VocabType.RAW,
+                                      vocab_size=vocab.size,
+                                      stop_token_ids=sorted(vocab.eos_token_ids))
+        self.cached = xgr.GrammarCompiler(self.info, max_threads=1, cache_enabled=True)
+
+    def run(self, spec: dict, doc_ids: list[int], cached: bool) -> tuple[float, float]:
+        xgr = self.xgr
+        compiler = self.cached if cached else xgr.GrammarCompiler(self.info, max_threads=1,
+                                                                  cache_enabled=False)
+        t0 = time.perf_counter()
+        compiled = compiler.compile_structural_tag(json.dumps(spec))
+        t1 = time.perf_counter()
+        m = xgr.GrammarMatcher(compiled)
+        bm = xgr.allocate_token_bitmask(1, self.info.vocab_size)
+        m.fill_next_token_bitmask(bm)
+        for t in doc_ids:
+            if not m.accept_token(t):
+                raise AssertionError("xgrammar rejected the sample call")
+        m.fill_next_token_bitmask(bm)
+        return (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+
+
+def _sample_call(tools: list[dict], vocab, bv) -> list[int]:
+    """Token ids of 'Sure. <tool_call>\\n{"name": <first tool>, "arguments": ' (special tag
+    token included when the vocabulary has one)."""
+    name = tools[0]["function"]["name"]
+    text = f'Sure. <tool_call>\n{{"name": "{name}", "arguments": '
+    tag = vocab.special_ids_by_text.get(b"<tool_call>")
+    if tag is None:
+        return bv.encode(text)
+    head, _, tail = text.partition("<tool_call>")
+    return bv.encode(head) + [tag] + bv.encode(tail)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tools", type=int, default=128)
+    parser.add_argument("--vocab", default="qwen3")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    bv = load_vocabulary(args.vocab)
+    vocab = bv.vocab
+    base = args.seed if args.seed is not None else int(time.time()) % 1_000_000
+    # warm the process: the vocabulary's trie and the engines' fixed costs, on other schemas
+    warm = make_tools(4, base + 999)
+    _constrained(tools_structural_tag(warm), vocab, _sample_call(warm, vocab, bv))
+    try:
+        xg = _XGrammar(vocab)
+        xg.run(tools_structural_tag(warm), _sample_call(warm, vocab, bv), cached=False)
+    except ImportError:
+        xg = None
+    rows: dict[str, list] = {k: [] for k in ("ours_cold", "ours_cached", "ours_first",
+                                             "xg_cold", "xg_cached", "xg_first")}
+    for r in range(args.repeat):
+        tools = make_tools(args.tools, base + r)
+        spec = tools_structural_tag(tools)
+        doc = _sample_call(tools, vocab, bv)
+        cold, first = _constrained(spec, vocab, doc)
+        cached, _ = _constrained(spec, vocab, doc)
+        rows["ours_cold"].append(cold)
+        rows["ours_first"].append(first)
+        rows["ours_cached"].append(cached)
+        if xg is not None:
+            cold, first = xg.run(spec, doc, cached=False)
+            xg.run(spec, doc, cached=True)
+            cached, _ = xg.run(spec, doc, cached=True)
+            rows["xg_cold"].append(cold)
+            rows["xg_first"].append(first)
+            rows["xg_cached"].append(cached)
+    med = {k: statistics.median(v) if v else float("nan") for k, v in rows.items()}
+    print(f"{args.tools} tools, vocabulary {args.vocab} ({vocab.size} tokens), seeds "
+          f"{base}..{base + args.repeat - 1}, medians of {args.repeat}")
+    print("| engine | compile cold ms | compile cached ms | compile + first 2 masks ms |")
+    print("|---|---|---|---|")
+    print(f"| constrained | {med['ours_cold']:.0f} | {med['ours_cached']:.0f} | "
+          f"{med['ours_first']:.0f} |")
+    if xg is not None:
+        print(f"| xgrammar {getattr(xg.xgr, '__version__', '')} (structural tag) | "
+              f"{med['xg_cold']:.0f} | {med['xg_cached']:.1f} | {med['xg_first']:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
