@@ -80,7 +80,57 @@ def make_tools(n: int, seed: int) -> list[dict]:
                           "parameters": _object(rng, 0)}} for i in range(n)]
 
 
-def _constrained(spec: dict, vocab, doc_ids: list[int]) -> tuple[float, float]:
+_EXAMPLES = {r"^[A-Z]{3}$": "ABC", r"^\d{4}-\d{2}-\d{2}$": "2024-01-02", r"^[a-z_]+$": "abc",
+             "email": "a@b.co", "date": "2024-01-02", "uri": "http://x.org/a"}
+
+
+def _example(schema: dict):
+    """A small valid instance of a schema made by make_tools."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "string":
+        return _EXAMPLES.get(schema.get("pattern") or schema.get("format"), "text")
+    if kind == "integer":
+        return schema.get("minimum", 0)
+    if kind == "number":
+        return 1.5
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [_example(schema["items"])]
+    return {k: _example(v) for k, v in schema["properties"].items() if k in schema["required"]}
+
+
+def _document(tools: list[dict], bv) -> list[int]:
+    """Token ids of an answer with free text and a complete call of the first tool."""
+    fn = tools[0]["function"]
+    args = json.dumps(_example(fn["parameters"]))
+    text = (f'Sure, let me look that up for you. <tool_call>\n{{"name": "{fn["name"]}", '
+            f'"arguments": {args}}}\n</tool_call> Done.')
+    head, _, rest = text.partition("<tool_call>")
+    body, _, tail = rest.partition("</tool_call>")
+    specials = bv.vocab.special_ids_by_text
+    if b"<tool_call>" in specials:
+        out = bv.encode(head) + [specials[b"<tool_call>"]] + bv.encode(body) + \
+            [specials[b"</tool_call>"]] + bv.encode(tail)
+    else:
+        out = bv.encode(text)
+    return out
+
+
+def _mask_times(fill, accept, doc: list[int]) -> list[float]:
+    times = []
+    for t in doc:
+        t0 = time.perf_counter()
+        fill()
+        times.append((time.perf_counter() - t0) * 1e6)
+        if not accept(t):
+            raise AssertionError("the sample document was rejected")
+    return times
+
+
+def _constrained(spec: dict, vocab, doc_ids: list[int], doc=None):
     t0 = time.perf_counter()
     compiled = compile_grammar(Grammar.from_structural_tag(spec, vocab), vocab)
     t1 = time.perf_counter()
@@ -91,7 +141,12 @@ def _constrained(spec: dict, vocab, doc_ids: list[int]) -> tuple[float, float]:
         if not m.accept_token(t):
             raise AssertionError("the sample call was rejected")
     m.fill_next_token_bitmask(bm)
-    return (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+    first = (time.perf_counter() - t0) * 1e3
+    times = []
+    if doc is not None:
+        m = compiled.matcher()
+        times = _mask_times(lambda: m.fill_next_token_bitmask(bm), m.accept_token, doc)
+    return (t1 - t0) * 1e3, first, times
 
 
 class _XGrammar:
@@ -104,7 +159,7 @@ class _XGrammar:
                                       stop_token_ids=sorted(vocab.eos_token_ids))
         self.cached = xgr.GrammarCompiler(self.info, max_threads=1, cache_enabled=True)
 
-    def run(self, spec: dict, doc_ids: list[int], cached: bool) -> tuple[float, float]:
+    def run(self, spec: dict, doc_ids: list[int], cached: bool, doc=None):
         xgr = self.xgr
         compiler = self.cached if cached else xgr.GrammarCompiler(self.info, max_threads=1,
                                                                   cache_enabled=False)
@@ -118,7 +173,12 @@ class _XGrammar:
             if not m.accept_token(t):
                 raise AssertionError("xgrammar rejected the sample call")
         m.fill_next_token_bitmask(bm)
-        return (t1 - t0) * 1e3, (time.perf_counter() - t0) * 1e3
+        first = (time.perf_counter() - t0) * 1e3
+        times = []
+        if doc is not None:
+            m = xgr.GrammarMatcher(compiled)
+            times = _mask_times(lambda: m.fill_next_token_bitmask(bm), m.accept_token, doc)
+        return (t1 - t0) * 1e3, first, times
 
 
 def _sample_call(tools: list[dict], vocab, bv) -> list[int]:
@@ -151,34 +211,38 @@ def main(argv=None) -> int:
         xg.run(tools_structural_tag(warm), _sample_call(warm, vocab, bv), cached=False)
     except ImportError:
         xg = None
-    rows: dict[str, list] = {k: [] for k in ("ours_cold", "ours_cached", "ours_first",
-                                             "xg_cold", "xg_cached", "xg_first")}
+    keys = ("cold", "cached", "first")
+    rows = {e: {k: [] for k in keys} for e in ("ours", "xg")}
+    masks: dict[str, list[float]] = {"ours": [], "xg": []}
     for r in range(args.repeat):
         tools = make_tools(args.tools, base + r)
         spec = tools_structural_tag(tools)
-        doc = _sample_call(tools, vocab, bv)
-        cold, first = _constrained(spec, vocab, doc)
-        cached, _ = _constrained(spec, vocab, doc)
-        rows["ours_cold"].append(cold)
-        rows["ours_first"].append(first)
-        rows["ours_cached"].append(cached)
+        probe, doc = _sample_call(tools, vocab, bv), _document(tools, bv)
+        cold, first, _ = _constrained(spec, vocab, probe)
+        cached, _, times = _constrained(spec, vocab, probe, doc)
+        for k, v in zip(keys, (cold, cached, first)):
+            rows["ours"][k].append(v)
+        masks["ours"] += times
         if xg is not None:
-            cold, first = xg.run(spec, doc, cached=False)
-            xg.run(spec, doc, cached=True)
-            cached, _ = xg.run(spec, doc, cached=True)
-            rows["xg_cold"].append(cold)
-            rows["xg_first"].append(first)
-            rows["xg_cached"].append(cached)
-    med = {k: statistics.median(v) if v else float("nan") for k, v in rows.items()}
+            cold, first, _ = xg.run(spec, probe, cached=False)
+            xg.run(spec, probe, cached=True)
+            cached, _, times = xg.run(spec, probe, cached=True, doc=doc)
+            for k, v in zip(keys, (cold, cached, first)):
+                rows["xg"][k].append(v)
+            masks["xg"] += times
     print(f"{args.tools} tools, vocabulary {args.vocab} ({vocab.size} tokens), seeds "
-          f"{base}..{base + args.repeat - 1}, medians of {args.repeat}")
-    print("| engine | compile cold ms | compile cached ms | compile + first 2 masks ms |")
-    print("|---|---|---|---|")
-    print(f"| constrained | {med['ours_cold']:.0f} | {med['ours_cached']:.0f} | "
-          f"{med['ours_first']:.0f} |")
-    if xg is not None:
-        print(f"| xgrammar {getattr(xg.xgr, '__version__', '')} (structural tag) | "
-              f"{med['xg_cold']:.0f} | {med['xg_cached']:.1f} | {med['xg_first']:.0f} |")
+          f"{base}..{base + args.repeat - 1}, medians of {args.repeat}; masks along an answer "
+          f"with free text and one call ({len(doc)} tokens per run)")
+    print("| engine | compile cold ms | compile cached ms | compile + first 2 masks ms | "
+          "mask mean us | mask p50 us | mask max us |")
+    print("|---|---|---|---|---|---|---|")
+    for engine, label in (("ours", "constrained"), ("xg", "xgrammar (structural tag)")):
+        if not rows[engine]["cold"]:
+            continue
+        med = {k: statistics.median(v) for k, v in rows[engine].items()}
+        ts = masks[engine]
+        print(f"| {label} | {med['cold']:.0f} | {med['cached']:.1f} | {med['first']:.0f} | "
+              f"{statistics.fmean(ts):.0f} | {statistics.median(ts):.0f} | {max(ts):.0f} |")
     return 0
 
 

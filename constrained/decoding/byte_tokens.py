@@ -9,14 +9,15 @@ from __future__ import annotations
 import threading
 import weakref
 
-from ..vocabulary import Vocabulary
+from ..vocabulary import Vocabulary, special_spelling
 
 _tables: "weakref.WeakKeyDictionary[Vocabulary, ByteTokenizer]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
 class ByteTokenizer:
-    """Greedy longest-match over the vocabulary's text tokens (lowest id wins ties)."""
+    """Greedy longest-match over the vocabulary's text tokens (lowest id wins ties) and its
+    special tokens' spellings (constrained.vocabulary.special_spelling)."""
 
     def __init__(self, vocab: Vocabulary) -> None:
         text_ok = vocab.text_token_mask
@@ -24,6 +25,9 @@ class ByteTokenizer:
         for tid, data in enumerate(vocab.token_bytes):
             if data and text_ok[tid] and data not in by_bytes:
                 by_bytes[data] = tid
+        # special tokens as the grammar spells them (forced or planned where it names them)
+        for tid in vocab.special_token_ids - vocab.eos_token_ids:
+            by_bytes[special_spelling(tid)] = tid
         self._ids = by_bytes
         self._bytes_of = {tid: data for data, tid in by_bytes.items()}
         self._longest = max((len(b) for b in by_bytes), default=1)

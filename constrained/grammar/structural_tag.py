@@ -17,9 +17,11 @@ A spec is ``{"type": "structural_tag", "format": F}`` or ``F`` itself, where ``F
   ``max_tokens`` (a token budget) is for a free-text tag that opens the output, a reasoning
   block: at most N tokens from the start until its end is written, enforced exactly by the
   decode loop (``generate(reasoning_budget=N)`` builds such a tag);
-- ``{"type": "triggered_tags", "triggers": ["..."], "tags": [tag, ...], "at_least_one": false,
-  "stop_after_first": false}``: free text until a trigger, then one of the tags whose begin
-  starts with that trigger, then free text again; free text never contains a trigger;
+- ``{"type": "triggered_tags", "triggers": ["...", {"regex": "..."}], "tags": [tag, ...],
+  "at_least_one": false, "stop_after_first": false}``: free text until a trigger, then one of
+  the tags whose begin starts with that trigger, then free text again; free text never
+  contains a trigger. A regex trigger fires where its first match ends; its tags say
+  ``"begin": {"regex": "..."}`` (the same pattern: the begin is the text it matched);
 - ``{"type": "tags_with_separator", "tags": [tag, ...], "separator": "...", "at_least_one":
   false, "stop_after_first": false}``.
 
@@ -232,37 +234,54 @@ class _Builder:
     def token(self, text: str) -> str:
         return self.terminal(text, tokens=TokenRef(names=(text,)))
 
-    def free_text(self, until: list[str] | None, pointer: str,
-                  forbid: list[str] | None = None) -> list[str]:
+    def _delimiter(self, delim, pointer: str) -> tuple[str | None, str | None, list[str]]:
+        """(regex of its leading text or None, its leading special token or None, symbols of
+        the rest) of a delimiter: a string (a special token's text inside means that token)
+        or ``{"regex": R}`` (the first match of R)."""
+        if isinstance(delim, dict):
+            pattern = delim.get("regex")
+            if set(delim) != {"regex"} or not isinstance(pattern, str) or not pattern:
+                raise GrammarError("a trigger is a string or {\"regex\": pattern}",
+                                   pointer=pointer)
+            try:
+                Grammar.from_regex(pattern)
+                empty = re.fullmatch(pattern, "") is not None
+            except (GrammarError, re.error) as e:
+                raise GrammarError(f"invalid trigger regex: {e}", pointer=pointer) from None
+            if empty:
+                raise GrammarError(f"the trigger regex {pattern!r} matches the empty string: "
+                                   "it would fire before any text", pointer=pointer)
+            return f"(?:{pattern})", None, []
+        parts = self.pieces(delim)
+        if not parts:
+            raise GrammarError("free text must be followed by a non-empty delimiter",
+                               pointer=pointer)
+        rest = [self.token(p) if sp else self.terminal(escape_literal(p)) for p, sp in parts[1:]]
+        head, special = parts[0]
+        return (None, head, rest) if special else (escape_literal(head), None, rest)
+
+    def free_text(self, until: list | None, pointer: str, forbid: list | None = None
+                  ) -> list[str]:
         """Free text up to the first occurrence of one of ``until`` (that delimiter included;
         None: to the end of the output), never containing one of ``forbid`` (default
         ``until``) before it. Returns the symbols of text + delimiter."""
         if until is None:
             return [self.rule([[self.terminal(f"{_ANY}+")], []], "text")]
-        alternatives, texts = [], []
-        for delim in [*until, *(forbid or ())]:
-            parts = self.pieces(delim)
-            if not parts:
-                raise GrammarError("free text must be followed by a non-empty delimiter",
-                                   pointer=pointer)
-            if not parts[0][1]:
-                texts.append(parts[0][0])
-        stop = "|".join(escape_literal(t) for t in sorted(set(texts)))
+        stops = sorted({d[0] for d in (self._delimiter(x, pointer)
+                                       for x in [*until, *(forbid or ())]) if d[0]})
+        stop = "|".join(stops)
+        alternatives = []
         for delim in until:
-            parts = self.pieces(delim)
-            head, special = parts[0]
-            rest = [self.token(p) if s else self.terminal(escape_literal(p)) for p, s in parts[1:]]
-            if special:
+            head, special, rest = self._delimiter(delim, pointer)
+            if special is not None:
                 # text (never a special token) and then the token: greedy lexing stops there
-                if texts:
-                    body = self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",))
-                else:
-                    body = self.terminal(f"{_ANY}+")
-                alternatives.append([body, self.token(head), *rest])
-                alternatives.append([self.token(head), *rest])
+                body = self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",)) \
+                    if stop else self.terminal(f"{_ANY}+")
+                alternatives.append([body, self.token(special), *rest])
+                alternatives.append([self.token(special), *rest])
             else:
-                # one lexeme ending at the first occurrence of any text delimiter
-                until_head = self.terminal(f"{_ANY}*{escape_literal(head)}",
+                # one lexeme ending where the first match of any text delimiter ends
+                until_head = self.terminal(f"{_ANY}*{head}",
                                            exclude=(f"{_ANY}*(?:{stop}){_ANY}+",))
                 alternatives.append([until_head, *rest])
         return [self.rule(alternatives, "text")]
@@ -405,15 +424,18 @@ class _Builder:
                 for i, el in enumerate(self._elements(spec, pointer))]
         return [self.rule(alts, "or")]
 
-    def _tag_parts(self, spec, pointer):
+    def _tag_parts(self, spec, pointer, regex_begin: bool = False):
         if not isinstance(spec, dict) or spec.get("type") != "tag":
             raise GrammarError("expected a tag ({'type': 'tag', 'begin', 'content', 'end'})",
                                pointer=pointer or "/")
         _keys(spec, {"type", "begin", "content", "end", "max_tokens"}, pointer)
         if "content" not in spec:
             raise GrammarError("'content' is missing", pointer=pointer)
-        return (_string(spec, "begin", pointer), spec["content"],
-                _string(spec, "end", pointer))
+        if regex_begin and isinstance(spec.get("begin"), dict):
+            begin = spec["begin"]      # {"regex": R}: the text its trigger matched
+        else:
+            begin = _string(spec, "begin", pointer)
+        return begin, spec["content"], _string(spec, "end", pointer)
 
     def _tag_body(self, content, end: str, pointer: str) -> list[str]:
         """Symbols of a tag's content and end."""
@@ -442,12 +464,17 @@ class _Builder:
         _keys(spec, {"type", "triggers", "tags", "at_least_one", "stop_after_first"}, pointer)
         triggers = spec.get("triggers")
         if not isinstance(triggers, list) or not triggers or not all(
-                isinstance(t, str) and t for t in triggers):
-            raise GrammarError("'triggers' must be a non-empty list of non-empty strings",
-                               pointer=f"{pointer}/triggers")
+                (isinstance(t, str) and t) or isinstance(t, dict) for t in triggers):
+            raise GrammarError("'triggers' must be a non-empty list of non-empty strings or "
+                               "{\"regex\": pattern} objects", pointer=f"{pointer}/triggers")
+        for j, t in enumerate(triggers):
+            self._delimiter(t, f"{pointer}/triggers/{j}")      # checked, with its pointer
+        texts = [t for t in triggers if isinstance(t, str)]
         for i, t in enumerate(triggers):
             for j, other in enumerate(triggers):
-                if i != j and t in other and (t != other or i < j):
+                if not (isinstance(t, str) and isinstance(other, str)) or i == j:
+                    continue
+                if t in other and (t != other or i < j):
                     raise GrammarError(
                         f"trigger {other!r} can never fire: free text ends at {t!r}, which it "
                         "contains" if t != other else f"trigger {t!r} is listed twice",
@@ -458,22 +485,26 @@ class _Builder:
         fired = set()
         for i, tag in enumerate(self._tag_list(spec, pointer)):
             where = f"{pointer}/tags/{i}"
-            begin, content, end = self._tag_parts(tag, where)
-            trigger = next((t for t in triggers if begin.startswith(t)), None)
+            begin, content, end = self._tag_parts(tag, where, regex_begin=True)
+            if isinstance(begin, dict):
+                trigger = begin if begin in triggers else None
+                after = ""
+            else:
+                trigger = next((t for t in texts if begin.startswith(t)), None)
+                after = begin[len(trigger):] if trigger is not None else ""
             if trigger is None:
                 raise GrammarError(f"the tag's begin {begin!r} starts with none of the triggers",
                                    pointer=f"{where}/begin")
-            fired.add(trigger)
+            fired.add(json.dumps(trigger))
             head = self.free_text([trigger], where, forbid=triggers)
-            segments.append(head + self.literal(begin[len(trigger):])
-                            + self._tag_body(content, end, where))
+            segments.append(head + self.literal(after) + self._tag_body(content, end, where))
         for j, t in enumerate(triggers):
-            if t not in fired:
+            if json.dumps(t) not in fired:
                 raise GrammarError(f"trigger {t!r} starts no tag: it can never fire",
                                    pointer=f"{pointer}/triggers/{j}")
         segment = self.rule(segments, "segment")
-        stop = "|".join(escape_literal(p) for t in triggers
-                        for p, s in self.pieces(t)[:1] if not s)
+        stop = "|".join(sorted({d[0] for d in (self._delimiter(t, pointer) for t in triggers)
+                                if d[0]}))
         plain = [self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",))] if stop \
             else [self.terminal(f"{_ANY}+")]
         tail = self.rule([plain, []], "tail")

@@ -88,8 +88,9 @@ def test_samples_random_resplits(name, compiled, token_ids):
             assert _walk_tokens(cg, ids) == len(ids), (doc, ids)
 
 
+# grammars naming special tokens need a vocabulary with them: test_token_terminals.py (qwen3)
 SHIPPED = sorted(p.name for p in (ROOT / "grammars").iterdir()
-                 if p.suffix in (".lark", ".gbnf"))
+                 if p.suffix in (".lark", ".gbnf") and not Grammar.from_file(p).has_token_refs)
 # per grammar: uniform choices among allowed tokens, over several walks (character-level GBNF
 # grammars cost more per step: a new parser column per character)
 UNIFORM_STEPS = {".lark": 2000, ".gbnf": 1000}

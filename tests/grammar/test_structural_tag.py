@@ -31,6 +31,10 @@ def _tag(name, schema):
 
 TRIGGERED = {"type": "triggered_tags", "triggers": ["<call>"],
              "tags": [_tag("point", POINT), _tag("person", NAME)]}
+FUNCTION = {"regex": "<function=[a-z]+>"}
+REGEX_TRIGGERED = {"type": "triggered_tags", "triggers": [FUNCTION], "tags": [
+    {"type": "tag", "begin": FUNCTION, "content": {"type": "json_schema", "json_schema": POINT},
+     "end": "</function>"}]}
 THINK = {"type": "sequence", "elements": [
     {"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": "</think>"},
     {"type": "const_string", "value": "\n"},
@@ -80,12 +84,25 @@ def test_stop_after_first_and_at_least_one():
         and not _accepts(sep, call + call)
 
 
+@pytest.mark.parametrize("text, ok", [
+    ("no call", True),
+    ('hi <function=move>{"x": 1, "y": 2}</function> ok', True),
+    ('<function=a>{"x": 1, "y": 2}</function><function=b>{"x": 3, "y": 4}</function>', True),
+    ("<function=move> then text", False),        # a match of the trigger starts a call
+    ("<function=Move> is not a match", True),
+    ('<function=move>{"x": 1}</function>', False),
+])
+def test_regex_triggers(text, ok):
+    assert _accepts(REGEX_TRIGGERED, text) is ok
+
+
 def test_any_text_excludes():
     spec = {"type": "any_text", "excludes": ["<call>"]}
     assert _accepts(spec, "free <cal l> text") and not _accepts(spec, "x <call> y")
 
 
-@pytest.mark.parametrize("spec", [TRIGGERED, THINK], ids=["triggered", "think"])
+@pytest.mark.parametrize("spec", [TRIGGERED, THINK, REGEX_TRIGGERED],
+                         ids=["triggered", "think", "regex_triggered"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_masks_equal_the_oracle_and_outputs_validate(spec, seed):
     """Random walks: the engine's masks equal the brute-force oracle's on a small vocabulary;
@@ -93,10 +110,12 @@ def test_masks_equal_the_oracle_and_outputs_validate(spec, seed):
     grammar = Grammar.from_structural_tag(spec)
     docs = ['hey <call>{"name": "point", "args": {"x": 12, "y": 3}}</call> ok '
             '<call>{"name": "person", "args": {"name": "Bo"}}</call>',
-            '<think>so </thi it</think>\n{"x": 1, "y": 2}']
+            '<think>so </thi it</think>\n{"x": 1, "y": 2}',
+            '<function=go>{"x": 1, "y": 2}</function> <func <function=ab>']
     vocab = small_vocab("<call> </call> <think> </think>", docs, seed=seed,
                         extra=(b"<call>", b"</call>", b"<think>", b"</think>", b"l>{",
-                               b'"}}</call>', b"}</", b"<ca", b"ll>"))
+                               b'"}}</call>', b"}</", b"<ca", b"ll>", b"<function=",
+                               b"</function>", b"go>{", b"n=", b"}</function>"))
     compiled = compile_grammar(grammar, vocab)
     oracle = Oracle(grammar)
     eos = min(vocab.eos_token_ids)
@@ -129,10 +148,17 @@ def test_masks_equal_the_oracle_and_outputs_validate(spec, seed):
 
 
 _CLOSERS = {b"</think>", b"</call>", b'"}}</call>', b"}</", b"}", b"\n", b"1", b'"',
-            b'"}', b" 2}", b"call>"}
+            b'"}', b" 2}", b"call>", b"}</function>", b"</function>"}
 
 
 def _check_parts(spec, text: str) -> None:
+    if spec is REGEX_TRIGGERED:
+        import re
+        for m in re.finditer(r"<function=[a-z]+>", text):
+            obj, end = json.JSONDecoder().raw_decode(text, m.end())
+            assert text.startswith("</function>", end)
+            jsonschema.validate(obj, POINT)
+        return
     if spec is THINK:
         head, _, doc = text.partition("</think>\n")
         assert head.startswith("<think>") and "</think>" not in head
@@ -167,6 +193,12 @@ def test_special_tokens_in_literals_are_tokens(llama3_vocab):
 
 @pytest.mark.parametrize("spec, pointer, message", [
     ({"type": "nope"}, "/type", "unknown element type"),
+    ({"type": "triggered_tags", "triggers": [{"regex": "a*"}], "tags": [
+        {"type": "tag", "begin": {"regex": "a*"}, "content": {"type": "any_text"}, "end": "."}]},
+     "/triggers/0", "empty string"),
+    ({"type": "triggered_tags", "triggers": [{"regex": "(a"}], "tags": [
+        {"type": "tag", "begin": {"regex": "(a"}, "content": {"type": "any_text"}, "end": "."}]},
+     "/triggers/0", "invalid trigger regex"),
     ({"type": "sequence", "elements": []}, "/elements", "non-empty list"),
     ({"type": "tag", "begin": "<a>", "end": "</a>"}, "#", "'content' is missing"),
     ({"type": "triggered_tags", "triggers": ["<f>", "<f>x"], "tags": [
