@@ -26,8 +26,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.vocabularies import load_vocabulary  # noqa: E402

@@ -577,7 +577,7 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
     if reasoning_budget is not None:
         if isinstance(grammar, (list, tuple)):
             raise DecodingError("reasoning_budget takes one grammar for every prompt")
-        from ..grammar.structural_tag import with_reasoning
+        from ..grammar.reasoning import with_reasoning
         begin, end = reasoning_tags
         grammar = with_reasoning(grammar, reasoning_budget, vocab, begin, end)
     grammars = per_prompt(grammar, n, "grammar")

@@ -38,9 +38,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import GrammarError
-from ._analysis import check_defined, clean_rules
+from ._analysis import check_defined
 from ._grammar import Grammar, RegionBudget, Terminal, TokenRef
 from ._regex_translate import escape_literal
+from .json_schema.open_keys import may_repeat_keys
 
 _ANY = r"[\s\S]"
 
@@ -60,7 +61,7 @@ def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
     if isinstance(spec, dict) and spec.get("type") == "structural_tag":
         _keys(spec, {"type", "format"}, "")
         spec, pointer = spec.get("format"), "/format"
-    builder = _Builder(vocab)
+    builder = GrammarBuilder(vocab)
     budget = _leading_budget(spec, pointer)
     top = builder.element(spec, pointer)
     builder.rules["start"] = (tuple(top),)
@@ -109,49 +110,6 @@ def _leading_budget(spec: Any, pointer: str) -> RegionBudget | None:
     return budget
 
 
-def with_reasoning(grammar: Grammar | None, max_tokens: int | None, vocab=None,
-                   begin: str = "<think>", end: str = "</think>") -> Grammar:
-    """A reasoning block (``begin``, free text, ``end``; at most ``max_tokens`` tokens from the
-    start until ``end`` when given), up to two newlines, then ``grammar`` (free text when
-    None)."""
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or max_tokens < 1):
-        raise GrammarError(f"reasoning_budget must be a positive integer, not {max_tokens!r}")
-    builder = _Builder(vocab)
-    symbols = builder.literal(begin) + builder.free_text([end], "/")
-    gap = builder.rule([[builder.terminal("\\n\\n?")], []], "gap")
-    body = [builder.embed(grammar)] if grammar is not None else builder.free_text(None, "/")
-    if grammar is not None and (grammar.distinct_keys or grammar.distinct_arrays):
-        if not _keys_fixed(grammar):
-            raise GrammarError(
-                "a JSON Schema whose objects take open-ended keys cannot follow a reasoning "
-                "block (its keys are checked for repeats over the whole text): set "
-                '"additionalProperties": false on its objects, or write a structural tag '
-                "(a reasoning tag with max_tokens, then a json_schema element, which is "
-                "compiled with strict properties)")
-        grammar = replace(grammar, distinct_keys=False)
-    builder.rules["start"] = [tuple(symbols) + (gap,) + tuple(body)]
-    rules = {k: tuple(v) for k, v in builder.rules.items()}
-    rules, terminals, _ = clean_rules(rules, builder.terminals, "start", builder.ignore)
-    budgets = (RegionBudget(begin, end, max_tokens),) if max_tokens is not None else ()
-    return Grammar(start="start", rules=rules, terminals=terminals, ignore=tuple(builder.ignore),
-                   source="structural_tag", max_ignored_whitespace=builder.max_ignored_whitespace,
-                   budgets=budgets)
-
-
-def _keys_fixed(grammar: Grammar) -> bool:
-    """Whether a JSON Schema grammar can never repeat a key: its schema gives every object
-    fixed properties (so its key checks can be dropped)."""
-    if grammar.source != "json_schema" or grammar.distinct_arrays:
-        return False
-    try:
-        schema = json.loads(grammar.text)
-    except ValueError:
-        return False
-    return not _may_repeat_keys(schema, {"strict_properties": False,
-                                         "property_order": "schema"}, closed=True)
-
-
 def _keys(obj: dict, allowed: set, pointer: str) -> None:
     extra = set(obj) - allowed
     if extra:
@@ -174,7 +132,7 @@ def _flag(obj: dict, key: str, pointer: str) -> bool:
     return value
 
 
-class _Builder:
+class GrammarBuilder:
     """Collects rules and terminals; every element becomes a list of symbols."""
 
     def __init__(self, vocab) -> None:
@@ -339,7 +297,7 @@ class _Builder:
             raise _nested(e, f"{pointer}/json_schema") from None
         except TypeError as e:
             raise GrammarError(str(e), pointer=f"{pointer}/options") from None
-        if (sub.distinct_keys and _may_repeat_keys(spec["json_schema"], options)) \
+        if (sub.distinct_keys and may_repeat_keys(spec["json_schema"], options)) \
                 or sub.distinct_arrays:
             raise GrammarError(
                 "this schema needs its keys or items checked for repeats (additionalProperties, "
@@ -553,49 +511,3 @@ def _nested(e: GrammarError, pointer: str) -> GrammarError:
     inner = f"{pointer}{e.pointer}" if e.pointer and e.pointer.startswith("/") else pointer
     message = str(e)
     return GrammarError(message, line=e.line, column=e.column, pointer=inner)
-
-
-_SCHEMA_MAPS = ("properties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_ONE = ("items", "additionalItems", "not", "if", "then", "else", "contains",
-               "unevaluatedItems")
-_SHAPED = ("type", "enum", "const", "$ref", "anyOf", "oneOf", "allOf", "properties")
-_OPEN_KEYS = ("patternProperties", "propertyNames", "unevaluatedProperties",
-              "additionalProperties")
-
-
-def _may_repeat_keys(schema: Any, options: dict, closed: bool = False) -> bool:
-    """Whether a JSON text of the schema's grammar could repeat an object key: some object
-    takes keys beyond its fixed properties (open-ended key keywords, or a subschema that
-    allows any value, such as ``{}``), or properties come in any order. ``closed``: every
-    object must say ``"additionalProperties": false`` itself (else a missing keyword counts as
-    open unless ``strict_properties``)."""
-    if options.get("property_order", "schema") != "schema":
-        return True
-    strict = options.get("strict_properties", False) and not closed
-    todo = [schema]
-    while todo:
-        node = todo.pop()
-        if node is True:
-            return True
-        if not isinstance(node, dict):
-            continue
-        if not any(k in node for k in _SHAPED):
-            return True               # any value at all: objects with any keys
-        for key in _OPEN_KEYS:
-            if key in node and node[key] is not False:
-                return True
-        is_object = node.get("type") == "object" or "properties" in node or (
-            isinstance(node.get("type"), list) and "object" in node["type"])
-        if is_object and "additionalProperties" not in node and not strict:
-            return True
-        for key in _SCHEMA_MAPS:
-            if isinstance(node.get(key), dict):
-                todo.extend(node[key].values())
-        for key in _SCHEMA_LISTS:
-            if isinstance(node.get(key), list):
-                todo.extend(node[key])
-        for key in _SCHEMA_ONE:
-            if key in node:
-                todo.append(node[key])
-    return False

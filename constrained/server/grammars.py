@@ -89,5 +89,5 @@ def _grammar(constraint: Constraint, vocab: Vocabulary) -> Grammar:
         raise ValueError(f"unknown constraint kind {kind!r}")
     if budget is None:
         return grammar
-    from ..grammar.structural_tag import with_reasoning
+    from ..grammar.reasoning import with_reasoning
     return with_reasoning(grammar, budget, vocab)

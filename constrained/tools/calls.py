@@ -27,7 +27,9 @@ class ToolCall:
 def parse_tool_calls(text: str, fmt: ToolFormat) -> tuple[str, list[ToolCall]]:
     """(the text outside the calls, stripped; the calls in order). A call is ``fmt.begin``,
     a JSON object with the name and arguments, then ``fmt.end``; text that only looks like
-    the start of a call (no complete JSON object and end after it) stays content."""
+    the start of a call (no complete JSON object and end after it) stays content. A call
+    whose end is missing at the very end of the text counts (an end-of-sequence end token is
+    not part of the text)."""
     decoder = json.JSONDecoder()
     calls, content, pos = [], [], 0
     while True:
@@ -39,11 +41,14 @@ def parse_tool_calls(text: str, fmt: ToolFormat) -> tuple[str, list[ToolCall]]:
             obj, stop = decoder.raw_decode(text, body)
         except ValueError:
             obj, stop = None, body
-        if (isinstance(obj, dict) and isinstance(obj.get(fmt.name_key), str)
-                and text.startswith(fmt.end, stop)):
+        # the end may be missing at the very end: an end-of-sequence token (Llama 3's
+        # <|eom_id|>) that closed the call also ended the output, which does not show it
+        closed = text.startswith(fmt.end, stop) or not text[stop:].strip()
+        if isinstance(obj, dict) and isinstance(obj.get(fmt.name_key), str) and closed:
             content.append(text[pos:start])
             calls.append(ToolCall(obj[fmt.name_key], obj.get(fmt.arguments_key, {})))
-            pos = stop + len(fmt.end)
+            pos = min(len(text), stop + len(fmt.end)) if text.startswith(fmt.end, stop) \
+                else len(text)
         else:
             content.append(text[pos:body])
             pos = body

@@ -119,3 +119,26 @@ def test_smollm2_reasoning_budget_then_json(smollm2):
             if len(text) >= cut:
                 break
         assert n <= budget, (n, r.text)
+
+
+def test_llama3_json_calls_end_with_an_end_of_sequence_token(llama3_vocab):
+    """Llama 3's calls end with <|eom_id|>, an end-of-sequence token: the grammar reads it as
+    the call's end and the output ends there; the parsed call does not need it in the text.
+    (The Llama 3.1 vocabulary: Llama 3's, with reserved tokens 128008 and 128010 named.)"""
+    toks = list(llama3_vocab.token_bytes)
+    toks[128008], toks[128010] = b"<|eom_id|>", b"<|python_tag|>"
+    vocab = Vocabulary.from_token_bytes(toks, sorted(llama3_vocab.eos_token_ids | {128008}),
+                                        llama3_vocab.special_token_ids)
+    spec = tools_structural_tag(TOOLS, "required", tool_format_name="llama3_json")
+    m = compile_grammar(Grammar.from_structural_tag(spec, vocab), vocab).matcher()
+    tag = vocab.special_ids_by_text[b"<|python_tag|>"]
+    eom = vocab.special_ids_by_text[b"<|eom_id|>"]
+    assert m.allowed_token_ids().tolist() == [tag]
+    assert m.accept_token(tag)
+    assert m.accept_bytes(b'{"name": "add", "parameters": {"a": 1, "b": 2}}')
+    assert eom in m.allowed_token_ids().tolist() and m.accept_token(eom)
+    assert m.is_accepting()
+    fmt = TOOL_FORMATS["llama3_json"]
+    content, calls = parse_tool_calls(
+        '<|python_tag|>{"name": "add", "parameters": {"a": 1, "b": 2}}', fmt)
+    assert content == "" and [(c.name, c.arguments) for c in calls] == [("add", {"a": 1, "b": 2})]
