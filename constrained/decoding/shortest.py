@@ -123,9 +123,9 @@ class ShortestCompletion:
             return None
         by_state: dict = {}
         out: list[Successor] = []
-        for rest, ids in groups.items():
-            if not matcher.accept_bytes(rest):   # pragma: no cover - the mask is exact
-                continue
+
+        def add(ids: list[int]) -> None:
+            """Files ``ids`` (just stepped) under the state they led to, and steps back."""
             key = state_key(matcher)
             accepting = matcher.is_accepting()
             matcher.rollback(1)
@@ -134,17 +134,13 @@ class ShortestCompletion:
                 got = by_state[key] = Successor([], key, accepting)
                 out.append(got)
             got.token_ids.extend(ids)
-        for t in specials.tolist():         # special tokens a grammar names: one step each
-            if not matcher.accept_token(t):    # pragma: no cover - the mask is exact
-                continue
-            key = state_key(matcher)
-            accepting = matcher.is_accepting()
-            matcher.rollback(1)
-            got = by_state.get(key)
-            if got is None:
-                got = by_state[key] = Successor([], key, accepting)
-                out.append(got)
-            got.token_ids.append(t)
+
+        for rest, ids in groups.items():
+            if matcher.accept_bytes(rest):     # always: the mask is exact
+                add(ids)
+        for t in specials.tolist():            # special tokens a grammar names: one step each
+            if matcher.accept_token(t):
+                add([t])
         for s in out:
             s.token_ids = np.array(sorted(s.token_ids), dtype=np.int64)
         return same, out
