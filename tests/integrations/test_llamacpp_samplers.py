@@ -94,3 +94,103 @@ def test_the_default_chain_keeps_what_llama_cpp_keeps():
                   llama_cpp.llama_sampler_init_min_p(p["min_p"], 1),
                   llama_cpp.llama_sampler_init_temp(p["temperature"])]
         _same(_ours(logits, **p), _llama_filter(logits, stages))
+
+
+def _llama_apply(logits: np.ndarray, stage, history) -> np.ndarray:
+    """Logits after one llama.cpp sampler that has accepted ``history`` (penalties, DRY)."""
+    data = (llama_cpp.llama_token_data * len(logits))()
+    for i, value in enumerate(logits):
+        data[i].id, data[i].logit, data[i].p = i, float(value), 0.0
+    cur = llama_cpp.llama_token_data_array(data=data, size=len(logits), selected=-1,
+                                          sorted=False)
+    chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+    llama_cpp.llama_sampler_chain_add(chain, stage)
+    for t in history:
+        llama_cpp.llama_sampler_accept(chain, t)
+    llama_cpp.llama_sampler_apply(chain, ctypes.byref(cur))
+    out = np.full(len(logits), -np.inf, dtype=np.float64)
+    for j in range(cur.size):
+        out[cur.data[j].id] = cur.data[j].logit
+    llama_cpp.llama_sampler_free(chain)
+    return out
+
+
+def _ours_with_history(logits: np.ndarray, history, token_texts=None, **params) -> np.ndarray:
+    chain = SamplerChain(SamplingParams(**{**OFF, **params}), vocab_size=len(logits),
+                         token_texts=token_texts)
+    return chain.filter(torch.tensor(logits[None, :], dtype=torch.float32),
+                        histories=[history])[0].double().numpy()
+
+
+def test_repetition_penalties_equal_llama_cpp():
+    """repeat (divide positive logits, multiply negative), frequency and presence penalties
+    over the last n tokens: 60 random histories and parameter sets."""
+    rng = random.Random(11)
+    for k in range(60):
+        logits = np.random.default_rng(k).normal(0, 2, V).astype(np.float32)
+        history = [rng.randrange(40) for _ in range(rng.randint(0, 90))]
+        p = dict(repeat_penalty=rng.uniform(1.0, 2.0), frequency_penalty=rng.uniform(0, 1),
+                 presence_penalty=rng.uniform(0, 1), repeat_last_n=rng.randint(1, 64))
+        # this llama-cpp-python's binding takes the vocabulary size first
+        stage = llama_cpp.llama_sampler_init_penalties(
+            V, p["repeat_last_n"], p["repeat_penalty"], p["frequency_penalty"],
+            p["presence_penalty"])
+        np.testing.assert_allclose(_ours_with_history(logits, history, **p),
+                                   _llama_apply(logits, stage, history), rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def smollm2_vocab():
+    """llama.cpp's vocabulary of the embedded SmolLM2 GGUF (loaded without weights) and every
+    token's text as llama.cpp renders it."""
+    from constrained.model.loading import default_gguf_path
+    from constrained.runtimes.llamacpp import _lib
+    lib = _lib()
+    params = lib.llama_model_default_params()
+    params.vocab_only = True
+    model = lib.llama_model_load_from_file(str(default_gguf_path()).encode(), params)
+    if not model:
+        pytest.skip("the SmolLM2 GGUF could not be loaded")
+    vocab = lib.llama_model_get_vocab(model)
+    n = int(lib.llama_vocab_n_tokens(vocab))
+    buf = ctypes.create_string_buffer(512)
+    texts = []
+    for t in range(n):
+        size = lib.llama_token_to_piece(vocab, t, buf, 512, 0, True)
+        texts.append(buf.raw[:max(size, 0)])
+    yield vocab, texts
+    lib.llama_model_free(model)
+
+
+def test_dry_equals_llama_cpp(smollm2_vocab):
+    """DRY on SmolLM2's real vocabulary: histories that repeat a phrase (with sequence breakers
+    between), 60 random parameter sets. (llama.cpp's sampler takes a window of n >= 0 tokens;
+    its front-ends turn -1 into the context size, which is what -1 means here.)"""
+    vocab, texts = smollm2_vocab
+    n = len(texts)
+    breakers = ["\n", ":", "\"", "*"]
+    c_breakers = (ctypes.c_char_p * len(breakers))(*[b.encode() for b in breakers])
+    words = [t for t in range(300, 4000) if texts[t].strip()
+             and not any(b.encode() in texts[t] for b in breakers)][:60]
+    stops = [t for t in range(n) if texts[t] in (b"\n", b":")]
+    rng = random.Random(5)
+    penalized = 0
+    for k in range(60):
+        logits = np.random.default_rng(100 + k).normal(0, 2, n).astype(np.float32)
+        phrase = [rng.choice(words) for _ in range(rng.randint(2, 6))]
+        history = []
+        for _ in range(rng.randint(2, 5)):
+            history += phrase + [rng.choice(words + stops) for _ in range(rng.randint(0, 3))]
+        history += phrase[:rng.randint(1, len(phrase))]
+        p = dict(dry_multiplier=rng.uniform(0.2, 2.0), dry_base=rng.uniform(1.1, 2.5),
+                 dry_allowed_length=rng.randint(1, 3),
+                 dry_penalty_last_n=rng.choice([8, 20, 64, 200]), dry_sequence_breakers=breakers)
+        stage = llama_cpp.llama_sampler_init_dry(vocab, p["dry_multiplier"], p["dry_base"],
+                                                 p["dry_allowed_length"],
+                                                 p["dry_penalty_last_n"], c_breakers,
+                                                 len(breakers))
+        theirs = _llama_apply(logits, stage, history)
+        np.testing.assert_allclose(_ours_with_history(logits, history, texts, **p), theirs,
+                                   rtol=1e-4, atol=1e-4)
+        penalized += int((theirs < logits - 1e-6).any())
+    assert penalized >= 30      # the histories do trigger DRY
