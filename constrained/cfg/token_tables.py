@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata.byte_dfa import regex_to_byte_dfa
+from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
@@ -64,31 +65,66 @@ _TEXT = regex_to_byte_dfa(r'[^"\\\x00-\x1f]*')
 _PREORDER: "weakref.WeakKeyDictionary[Vocabulary, PreorderTrie]" = weakref.WeakKeyDictionary()
 
 
+_PREORDER_FIELDS = ("node_byte", "depth", "skip", "lo", "hi", "own", "token_ids")
+
+
 def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
-    """The token trie of ``vocab`` in preorder (built once per vocabulary and process)."""
+    """The token trie of ``vocab`` in preorder (built once per vocabulary and process, and
+    kept in the disk cache: a new process loads it instead of sorting the trie again)."""
     pre = _PREORDER.get(vocab)
     if pre is None:
-        spans = trie_spans(vocab, disk_cache)
-        # preorder = by first token, ancestors (shorter prefixes) first
-        order = np.lexsort((spans.depth, spans.lo))
-        lo, hi = spans.lo[order], spans.hi[order]
-        own = np.bincount(spans.token_node, minlength=len(spans.node_byte))[order]
-        depth = spans.depth[order]
-        node_byte = spans.node_byte[order].astype(np.uint8)
-        skip = np.searchsorted(lo, hi, side="left").astype(np.int32)
+        name = cache_name("preorder", "v1", vocab.hash)
+        arrays = _load_preorder(vocab, name) if disk_cache else None
+        if arrays is None:
+            arrays = _preorder_arrays(vocab, disk_cache)
+            if disk_cache:
+                save_arrays(name, arrays)
+        node_byte, skip = arrays["node_byte"], arrays["skip"]
         sub = np.zeros((len(node_byte), 4), dtype=np.uint64)
         _walks.subtree_bytes(node_byte, skip, sub)
         clean = np.zeros(len(node_byte), dtype=np.uint8)
         _walks.clean_bits(node_byte, skip, _TEXT.transitions, clean)
-        token_ids = spans.token_ids.astype(np.int32)
-        words = bitmask_words(vocab.size)
-        if len(token_ids) and not 0 <= int(token_ids.min()) <= int(token_ids.max()) < words * 32:
-            raise ValueError("token ids outside the vocabulary size")
-        pre = PreorderTrie(node_byte, depth.astype(np.int16), skip, lo.astype(np.int32),
-                           hi.astype(np.int32), own.astype(np.int32), token_ids, sub, clean,
-                           max(1, int(depth.max(initial=0))), words, vocab.hash)
+        depth = arrays["depth"]
+        pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
+                           arrays["token_ids"], sub, clean, max(1, int(depth.max(initial=0))),
+                           bitmask_words(vocab.size), vocab.hash)
         _PREORDER[vocab] = pre
     return pre
+
+
+def _preorder_arrays(vocab: Vocabulary, disk_cache: bool) -> dict[str, np.ndarray]:
+    spans = trie_spans(vocab, disk_cache)
+    # preorder = by first token, ancestors (shorter prefixes) first
+    order = np.lexsort((spans.depth, spans.lo))
+    lo, hi = spans.lo[order], spans.hi[order]
+    own = np.bincount(spans.token_node, minlength=len(spans.node_byte))[order]
+    token_ids = spans.token_ids.astype(np.int32)
+    words = bitmask_words(vocab.size)
+    if len(token_ids) and not 0 <= int(token_ids.min()) <= int(token_ids.max()) < words * 32:
+        raise ValueError("token ids outside the vocabulary size")
+    return {"node_byte": spans.node_byte[order].astype(np.uint8),
+            "depth": spans.depth[order].astype(np.int16),
+            "skip": np.searchsorted(lo, hi, side="left").astype(np.int32),
+            "lo": lo.astype(np.int32), "hi": hi.astype(np.int32), "own": own.astype(np.int32),
+            "token_ids": token_ids}
+
+
+def _load_preorder(vocab: Vocabulary, name: str) -> dict[str, np.ndarray] | None:
+    data = load_arrays(name)
+    if data is None or any(f not in data for f in _PREORDER_FIELDS):
+        return None
+    n = len(data["node_byte"])
+    dtypes = {"node_byte": np.uint8, "depth": np.int16, "skip": np.int32, "lo": np.int32,
+              "hi": np.int32, "own": np.int32, "token_ids": np.int32}
+    ok = (all(len(data[f]) == n and data[f].dtype == dtypes[f]
+              for f in _PREORDER_FIELDS if f != "token_ids")
+          and data["token_ids"].dtype == np.int32
+          and len(data["token_ids"]) <= vocab.n_tokens
+          and (n == 0 or (0 <= int(data["skip"].min()) and int(data["skip"].max()) <= n)))
+    if ok and len(data["token_ids"]):
+        ids = data["token_ids"]
+        ok = 0 <= int(ids.min()) and int(ids.max()) < vocab.n_tokens
+    return {f: data[f] for f in _PREORDER_FIELDS} if ok else None
 
 
 _NONE = np.zeros(0, dtype=np.int32)

@@ -115,7 +115,7 @@ class Vocabulary:
         h = hashlib.sha256()
         h.update(f"v2|{self.size}|{len(self.token_bytes)}|".encode())
         h.update(self.token_lengths.astype("<i4").tobytes())    # lengths, then all the bytes
-        h.update(b"".join(self.token_bytes))
+        h.update(self._joined)
         h.update(repr(sorted(self.eos_token_ids)).encode())
         h.update(repr(sorted(self.special_token_ids)).encode())
         return h.hexdigest()
@@ -128,7 +128,10 @@ class Vocabulary:
         n = len(self.token_bytes)
         mask[:n] = self.token_lengths > 0
         if n:
-            mask[:n] &= ~(self.byte_matrix == SPECIAL_MARK).any(axis=1)
+            flat = np.frombuffer(self._joined, dtype=np.uint8)
+            ends = np.cumsum(self.token_lengths, dtype=np.int64)
+            holders = np.searchsorted(ends, np.flatnonzero(flat == SPECIAL_MARK), side="right")
+            mask[holders] = False
         if self.special_token_ids:
             mask[np.fromiter(self.special_token_ids, dtype=np.int64)] = False
         return mask
@@ -142,6 +145,11 @@ class Vocabulary:
         return out
 
     @cached_property
+    def _joined(self) -> bytes:
+        """Every token's bytes, concatenated in id order (see token_lengths)."""
+        return b"".join(self.token_bytes)
+
+    @cached_property
     def token_lengths(self) -> np.ndarray:
         """int32[n_tokens]: byte length of every token."""
         return np.array(list(map(len, self.token_bytes)), dtype=np.int32).reshape(-1)
@@ -151,7 +159,7 @@ class Vocabulary:
         """uint8[n_tokens, max_len]: token bytes, zero-padded on the right (see token_lengths)."""
         lengths = self.token_lengths
         width = max(1, int(lengths.max(initial=0)))
-        flat = np.frombuffer(b"".join(self.token_bytes), dtype=np.uint8)
+        flat = np.frombuffer(self._joined, dtype=np.uint8)
         out = np.zeros((len(self.token_bytes), width), dtype=np.uint8)
         rows = np.repeat(np.arange(len(lengths)), lengths)
         starts = np.cumsum(lengths) - lengths
