@@ -26,29 +26,24 @@ an escape is checked token by token instead (rare).
 """
 from __future__ import annotations
 
+import json
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..vocabulary import Vocabulary
 from .json_scan import decoded_prefix, escape_prefixes
 
 
 class KeyIndex:
-    """Lookup tables of one vocabulary (built once, on first use)."""
+    """Lookup tables of one vocabulary (built once, on first use; see ``key_index``)."""
 
-    def __init__(self, vocab: Vocabulary) -> None:
+    def __init__(self, vocab: Vocabulary, tables: dict | None = None) -> None:
         self.plain_repeats: dict[bytes, np.ndarray] = {}
-        head_open, head_close, head_partial, tail, partial_tail, inner = \
-            (defaultdict(list) for _ in range(6))
-        multi: dict = {ctx: [] for ctx in CONTEXTS}
-        crossers_out: dict = {ctx: [] for ctx in CONTEXTS}
-        crossers_in: dict = {True: [], ESCAPED: []}
         tokens = vocab.token_bytes
-        # every token by its bytes (a candidate that is no plain text is harmless: the check
-        # reads it); bytes several tokens share keep all their ids
         self.plain = dict(zip(tokens, range(len(tokens))))
         if len(self.plain) != len(tokens):
             seen: dict[bytes, list[int]] = defaultdict(list)
@@ -56,6 +51,19 @@ class KeyIndex:
                 seen[tb].append(tid)
             self.plain_repeats = {tb: np.array(ids, dtype=np.int32)
                                   for tb, ids in seen.items() if len(ids) > 1}
+        self._per_key: dict = {}
+        if tables is not None:
+            self._set(tables)
+            return
+        self._build(vocab)
+
+    def _build(self, vocab: Vocabulary) -> None:
+        head_open, head_close, head_partial, tail, partial_tail, inner = \
+            (defaultdict(list) for _ in range(6))
+        multi: dict = {ctx: [] for ctx in CONTEXTS}
+        crossers_out: dict = {ctx: [] for ctx in CONTEXTS}
+        crossers_in: dict = {True: [], ESCAPED: []}
+        tokens = vocab.token_bytes
         matrix = vocab.byte_matrix[:len(tokens)]
         has_special = ((matrix == 0x22) | (matrix == 0x5C)).any(axis=1)
         special = np.flatnonzero(has_special & vocab.text_token_mask[:len(tokens)]).tolist()
@@ -98,20 +106,24 @@ class KeyIndex:
                         crossers_in[inside].append(tid)
                 if opens_key and any(k.startswith(last.text) for k in keys):
                     crossers_out[inside].append(tid)
-        self.head_open = _freeze(head_open)
-        self.head_close = _freeze(head_close)
-        self.head_partial = _freeze(head_partial)
-        self.head_partial_texts = frozenset(k[0] for k in head_partial)
-        self.partial_tail_texts = frozenset(k[:3] for k in partial_tail)
-        self.tail = _freeze(tail)
-        self.partial_tail = _freeze(partial_tail)
-        self.inner = _freeze(inner)
-        self.multi = {k: np.array(sorted(set(v)), dtype=np.int32) for k, v in multi.items()}
-        self.crossers_out = {k: np.array(sorted(set(v)), dtype=np.int32)
-                             for k, v in crossers_out.items()}
-        self.crossers_in = {k: np.array(sorted(set(v)), dtype=np.int32)
-                            for k, v in crossers_in.items()}
-        self._per_key: dict = {}
+        unique = lambda table: {k: sorted(set(v)) for k, v in table.items()}  # noqa: E731
+        self._set({"head_open": head_open, "head_close": head_close,
+                   "head_partial": head_partial, "tail": tail, "partial_tail": partial_tail,
+                   "inner": inner, "multi": unique(multi), "crossers_out": unique(crossers_out),
+                   "crossers_in": unique(crossers_in)})
+
+    def _set(self, tables: dict) -> None:
+        """Installs the tables (lists of ids by key) as id arrays."""
+        for name in _TABLES:
+            setattr(self, name, _freeze(tables[name]))
+        self.head_partial_texts = frozenset(k[0] for k in self.head_partial)
+        self.partial_tail_texts = frozenset(k[:3] for k in self.partial_tail)
+
+    def tables(self) -> dict:
+        """The tables as plain data (keys and id lists), what ``KeyIndex(vocab, tables)``
+        takes."""
+        return {name: {k: v.tolist() for k, v in getattr(self, name).items()}
+                for name in _TABLES}
 
     def current_key(self, used_rest: list[bytes]) -> list:
         """Id arrays of tokens that, read inside a key, may spell a prefix of one of
@@ -243,12 +255,58 @@ def _segments(tb: bytes, inside: bool) -> list[_Segment] | None:
     return out
 
 
+_TABLES = ("head_open", "head_close", "head_partial", "tail", "partial_tail", "inner", "multi",
+           "crossers_out", "crossers_in")
 _INDEXES: "weakref.WeakKeyDictionary[Vocabulary, KeyIndex]" = weakref.WeakKeyDictionary()
 
 
-def key_index(vocab: Vocabulary) -> KeyIndex:
-    """The vocabulary's index (built on first use, kept while the vocabulary lives)."""
+def key_index(vocab: Vocabulary, disk_cache: bool = True) -> KeyIndex:
+    """The vocabulary's index (built on first use, kept while the vocabulary lives, and in the
+    disk cache: a new process reads its tables instead of scanning the vocabulary)."""
     index = _INDEXES.get(vocab)
     if index is None:
-        index = _INDEXES.setdefault(vocab, KeyIndex(vocab))
+        name = cache_name("keyindex", "v1", vocab.hash)
+        tables = _load_tables(name) if disk_cache else None
+        if tables is not None:
+            index = KeyIndex(vocab, tables)
+        else:
+            index = KeyIndex(vocab)
+            if disk_cache:
+                _save_tables(name, index.tables())
+        index = _INDEXES.setdefault(vocab, index)
     return index
+
+
+# keys as JSON: bytes as latin-1 text, a context (True, False, "escaped") as itself
+def _key_out(key):
+    if isinstance(key, bytes):
+        return {"b": key.decode("latin-1")}
+    if isinstance(key, tuple):
+        return [_key_out(k) for k in key]
+    return key
+
+
+def _key_in(key):
+    if isinstance(key, dict):
+        return key["b"].encode("latin-1")
+    if isinstance(key, list):
+        return tuple(_key_in(k) for k in key)
+    return key
+
+
+def _save_tables(name: str, tables: dict) -> None:
+    text = json.dumps({t: [[_key_out(k), ids] for k, ids in table.items()]
+                       for t, table in tables.items()})
+    save_arrays(name, {"json": np.frombuffer(text.encode("utf-8"), dtype=np.uint8)})
+
+
+def _load_tables(name: str) -> dict | None:
+    data = load_arrays(name)
+    if data is None or "json" not in data:
+        return None
+    try:
+        raw = json.loads(data["json"].tobytes().decode("utf-8"))
+        tables = {t: {_key_in(k): ids for k, ids in raw[t]} for t in _TABLES}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return tables

@@ -15,6 +15,7 @@ import json
 import random
 
 import jsonschema
+import numpy as np
 import pytest
 
 from constrained import compile_grammar
@@ -282,3 +283,19 @@ def test_long_texts_in_one_step():
     m = compiled.matcher()
     assert m.accept_string('{"' + "k" * 20000 + '": 1, "')
     assert not m.accept_string("k" * 20000 + '"')
+
+
+def test_key_index_round_trips_through_the_disk_cache(tmp_path, monkeypatch, llama3_vocab):
+    """A new process reads the key index's tables from the disk cache: equal to a build."""
+    from constrained.cfg import key_index as ki
+    monkeypatch.setenv("CONSTRAINED_CACHE_DIR", str(tmp_path))
+    built = ki.KeyIndex(llama3_vocab)
+    ki._save_tables("keyindex-test.bin", built.tables())
+    loaded = ki.KeyIndex(llama3_vocab, ki._load_tables("keyindex-test.bin"))
+    for name in ki._TABLES:
+        a, b = getattr(built, name), getattr(loaded, name)
+        assert set(a) == set(b), name
+        assert all(np.array_equal(a[k], b[k]) for k in a), name
+    assert loaded.head_partial_texts == built.head_partial_texts
+    (tmp_path / "keyindex-test.bin").write_bytes(b"garbage")
+    assert ki._load_tables("keyindex-test.bin") is None
