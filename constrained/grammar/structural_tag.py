@@ -37,7 +37,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ..errors import GrammarError
+from ..errors import GrammarError, LimitExceededError
 from ._analysis import check_defined
 from ._grammar import Grammar, RegionBudget, Terminal, TokenRef
 from ._regex_translate import escape_literal
@@ -48,6 +48,7 @@ _ANY = r"[\s\S]"
 _FORMATS = {"const_string", "token", "any_text", "json_schema", "regex", "grammar",
             "sequence", "or", "tag", "triggered_tags", "tags_with_separator"}
 MAX_ELEMENTS = 100_000
+MAX_DEPTH = 100
 
 
 def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
@@ -57,6 +58,9 @@ def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
             spec = json.loads(spec)
         except ValueError as e:
             raise GrammarError(f"the structural tag is not JSON: {e}") from None
+        except RecursionError:
+            raise LimitExceededError("the structural tag nests deeper than JSON parsing "
+                                     "allows") from None
     pointer = ""
     if isinstance(spec, dict) and spec.get("type") == "structural_tag":
         _keys(spec, {"type", "format"}, "")
@@ -166,6 +170,7 @@ class GrammarBuilder:
         return name
 
     def rule(self, alternatives: list[list[str]], kind: str = "r") -> str:
+        self._count += len(alternatives)
         name = self._new(kind)
         self.rules[name] = [tuple(a) for a in alternatives]
         return name
@@ -247,6 +252,9 @@ class GrammarBuilder:
     # elements -------------------------------------------------------------------------------
     def element(self, spec: Any, pointer: str) -> list[str]:
         """Symbols of one element."""
+        if pointer.count("/") > 2 * MAX_DEPTH:
+            raise LimitExceededError(f"the structural tag nests deeper than {MAX_DEPTH} "
+                                     f"elements (at {pointer[:200]}...)")
         if not isinstance(spec, dict):
             raise GrammarError("a structural tag element must be an object with a 'type'",
                                pointer=pointer or "/")

@@ -232,3 +232,17 @@ def test_json_text_spec_and_bad_json():
     assert _accepts(json.dumps({"type": "const_string", "value": "ok"}), "ok")
     with pytest.raises(GrammarError, match="not JSON"):
         Grammar.from_structural_tag("{nope")
+
+
+def test_hostile_specs_raise_typed_errors():
+    from constrained.errors import LimitExceededError
+    deep = {"type": "const_string", "value": "x"}
+    for _ in range(3000):
+        deep = {"type": "sequence", "elements": [deep]}
+    with pytest.raises(LimitExceededError, match="nests deeper"):
+        Grammar.from_structural_tag(deep)
+    with pytest.raises(LimitExceededError, match="nests deeper"):
+        Grammar.from_structural_tag("[" * 100_000 + "]" * 100_000)
+    wide = {"type": "or", "elements": [{"type": "const_string", "value": "a"}] * 200_000}
+    with pytest.raises(GrammarError, match="more than"):
+        Grammar.from_structural_tag(wide)
