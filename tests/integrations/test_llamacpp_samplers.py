@@ -17,7 +17,8 @@ OFF = dict(top_k=0, top_p=1.0, min_p=0.0, temperature=1.0, typical_p=1.0, xtc_pr
            top_n_sigma=-1.0, repeat_penalty=1.0, seed=1)
 
 
-def _llama_filter(logits: np.ndarray, stages) -> dict[int, float]:
+def _llama_run(logits: np.ndarray, stages, history=()):
+    """llama.cpp's token array after a chain of ``stages`` that accepted ``history``."""
     data = (llama_cpp.llama_token_data * len(logits))()
     for i, value in enumerate(logits):
         data[i].id, data[i].logit, data[i].p = i, float(value), 0.0
@@ -26,12 +27,17 @@ def _llama_filter(logits: np.ndarray, stages) -> dict[int, float]:
     chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
     for stage in stages:
         llama_cpp.llama_sampler_chain_add(chain, stage)
+    for t in history:
+        llama_cpp.llama_sampler_accept(chain, t)
     llama_cpp.llama_sampler_apply(chain, ctypes.byref(cur))
     # samplers may move the data pointer (XTC) or set logits to -inf (top-n-sigma)
-    kept = {int(cur.data[j].id): float(cur.data[j].logit) for j in range(cur.size)
-            if np.isfinite(cur.data[j].logit)}
+    out = [(int(cur.data[j].id), float(cur.data[j].logit)) for j in range(cur.size)]
     llama_cpp.llama_sampler_free(chain)
-    return kept
+    return out
+
+
+def _llama_filter(logits: np.ndarray, stages) -> dict[int, float]:
+    return {t: v for t, v in _llama_run(logits, stages) if np.isfinite(v)}
 
 
 def _ours(logits: np.ndarray, **params) -> dict[int, float]:
@@ -98,20 +104,9 @@ def test_the_default_chain_keeps_what_llama_cpp_keeps():
 
 def _llama_apply(logits: np.ndarray, stage, history) -> np.ndarray:
     """Logits after one llama.cpp sampler that has accepted ``history`` (penalties, DRY)."""
-    data = (llama_cpp.llama_token_data * len(logits))()
-    for i, value in enumerate(logits):
-        data[i].id, data[i].logit, data[i].p = i, float(value), 0.0
-    cur = llama_cpp.llama_token_data_array(data=data, size=len(logits), selected=-1,
-                                          sorted=False)
-    chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
-    llama_cpp.llama_sampler_chain_add(chain, stage)
-    for t in history:
-        llama_cpp.llama_sampler_accept(chain, t)
-    llama_cpp.llama_sampler_apply(chain, ctypes.byref(cur))
     out = np.full(len(logits), -np.inf, dtype=np.float64)
-    for j in range(cur.size):
-        out[cur.data[j].id] = cur.data[j].logit
-    llama_cpp.llama_sampler_free(chain)
+    for t, v in _llama_run(logits, [stage], history):
+        out[t] = v
     return out
 
 
