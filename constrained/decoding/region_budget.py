@@ -54,21 +54,25 @@ _TABLES: "weakref.WeakKeyDictionary[Vocabulary, dict]" = weakref.WeakKeyDictiona
 _LOCK = threading.Lock()
 
 
-def region_table(vocab: Vocabulary, end: str) -> RegionTable:
-    """The table of free text closed by ``end`` (text, or a special token's text), built once
-    per vocabulary and end."""
+def region_table(vocab: Vocabulary, end: str, end_is_token: bool = False) -> RegionTable:
+    """The table of free text closed by ``end``: text, or (``end_is_token``) the special token
+    whose text it is; built once per vocabulary and end."""
+    key = (end, end_is_token)
     with _LOCK:
         per_vocab = _TABLES.setdefault(vocab, {})
-        table = per_vocab.get(end)
+        table = per_vocab.get(key)
     if table is None:
-        table = _build(vocab, end)
+        table = _build(vocab, end, end_is_token)
         with _LOCK:
-            per_vocab[end] = table
+            per_vocab[key] = table
     return table
 
 
-def _build(vocab: Vocabulary, end: str) -> RegionTable:
-    end_id = vocab.special_ids_by_text.get(end.encode("utf-8"))
+def _build(vocab: Vocabulary, end: str, end_is_token: bool) -> RegionTable:
+    end_id = vocab.special_ids_by_text.get(end.encode("utf-8")) if end_is_token else None
+    if end_is_token and end_id is None:
+        raise BudgetError(f"the budgeted block ends with the special token {end!r}, which "
+                          f"vocabulary {vocab.name or '(unnamed)'} does not have")
     if end_id is None:
         any_ = r"[\s\S]"
         text = regex_difference_dfa(f"{any_}*{escape_literal(end)}",
@@ -203,6 +207,8 @@ class RegionBudgetMatcher:
     def _push(self, n_bytes: int, step, data: bytes) -> None:
         seen, steps, state = self._counts[-1]
         total = seen + n_bytes
+        if total > self._begin and state != self._table.closed:
+            steps += 1           # a token of the block (the one that closes it included)
         if state >= 0:
             state = step(state)
             if state < 0:       # text the region cannot hold: its end was passed by other means
@@ -212,8 +218,6 @@ class RegionBudgetMatcher:
             state = self._walk(self._table.dfa.initial, rest)
             if state < 0:
                 state = self._table.closed
-        if total > self._begin:
-            steps += 1
         self._counts.append((total, steps, state))
 
     def rollback(self, n_tokens: int = 1) -> None:
@@ -229,7 +233,7 @@ class RegionBudgetMatcher:
 def budgeted_matcher(compiled, inner, budget) -> RegionBudgetMatcher:
     """``inner`` under ``budget`` (a grammar.RegionBudget)."""
     vocab = compiled.vocab
-    table = region_table(vocab, budget.end)
+    table = region_table(vocab, budget.end, budget.end_is_token)
     fewest = int(table.dist[table.dfa.initial])
     if fewest > budget.max_tokens:
         raise BudgetError(f"the reasoning budget of {budget.max_tokens} tokens is too small: "

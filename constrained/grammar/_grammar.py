@@ -34,11 +34,13 @@ class TokenRef:
 class RegionBudget:
     """At most ``max_tokens`` tokens after ``begin`` (which opens the output) until ``end``
     closes the region, the end included (a reasoning block: ``<think>`` ... ``</think>``),
-    enforced by the decode loop (constrained.decoding.region_budget)."""
+    enforced by the decode loop (constrained.decoding.region_budget). ``end_is_token``: the
+    grammar reads ``end`` as one special token (else as text)."""
 
     begin: str
     end: str
     max_tokens: int
+    end_is_token: bool = False
 
 
 @dataclass(frozen=True)

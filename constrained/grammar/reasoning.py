@@ -41,7 +41,8 @@ def with_reasoning(grammar: Grammar | None, max_tokens: int | None, vocab=None,
     builder.rules["start"] = [tuple(symbols) + (gap,) + tuple(body)]
     rules = {k: tuple(v) for k, v in builder.rules.items()}
     rules, terminals, _ = clean_rules(rules, builder.terminals, "start", builder.ignore)
-    budgets = (RegionBudget(begin, end, max_tokens),) if max_tokens is not None else ()
+    budgets = () if max_tokens is None else \
+        (RegionBudget(begin, end, max_tokens, builder.end_is_token(end, "/")),)
     return Grammar(start="start", rules=rules, terminals=terminals, ignore=tuple(builder.ignore),
                    source="structural_tag", max_ignored_whitespace=builder.max_ignored_whitespace,
                    budgets=budgets)

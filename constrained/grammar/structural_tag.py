@@ -67,6 +67,8 @@ def structural_tag_to_grammar(spec: Any, vocab=None) -> Grammar:
         spec, pointer = spec.get("format"), "/format"
     builder = GrammarBuilder(vocab)
     budget = _leading_budget(spec, pointer)
+    if budget is not None:
+        budget = replace(budget, end_is_token=builder.end_is_token(budget.end, pointer))
     top = builder.element(spec, pointer)
     builder.rules["start"] = (tuple(top),)
     rules = {k: tuple(v) for k, v in builder.rules.items()}
@@ -189,6 +191,16 @@ class GrammarBuilder:
         if last < len(text):
             out.append((text[last:], False))
         return out
+
+    def end_is_token(self, end: str, pointer: str) -> bool:
+        """Whether a budgeted block's end is one special token (else it must be all text)."""
+        parts = self.pieces(end)
+        if len(parts) == 1 and parts[0][1]:
+            return True
+        if any(special for _, special in parts):
+            raise GrammarError(f"a budgeted block's end {end!r} must be text or one special "
+                               "token, not both", pointer=pointer)
+        return False
 
     def literal(self, text: str) -> list[str]:
         return [self.token(p) if special else self.terminal(escape_literal(p))

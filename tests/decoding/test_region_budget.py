@@ -36,7 +36,7 @@ def test_table_limits_equal_a_brute_force_search(special_end, seed):
     region = compile_grammar(Grammar.from_structural_tag(
         {"type": "tag", "begin": "<think>", "content": {"type": "any_text"},
          "end": "</think>"}, vocab), vocab)
-    table = region_table(vocab, "</think>")
+    table = region_table(vocab, "</think>", special_end)
     search = ShortestCompletion(vocab)
     rng = random.Random(seed)
     begin = vocab.special_ids_by_text[b"<think>"]
@@ -92,3 +92,28 @@ def test_decoding_keeps_the_budget(tiny):
                 if seen >= closing:
                     break
             assert counted <= n, (n, r.text)
+
+
+@pytest.mark.parametrize("with_vocab", [False, True])
+def test_budget_follows_how_the_grammar_reads_the_end(with_vocab):
+    """Built without a vocabulary, "</think>" is text even where the vocabulary has it as a
+    special token; with one, it is that token: either way every walk closes within budget."""
+    from constrained.decoding.region_budget import budgeted_matcher
+    vocab = _vocab(special_end=True)
+    spec = {"type": "sequence", "elements": [
+        {"type": "tag", "begin": "<think>", "content": {"type": "any_text"},
+         "end": "</think>", "max_tokens": 9}, {"type": "const_string", "value": "!"}]}
+    grammar = Grammar.from_structural_tag(spec, vocab if with_vocab else None)
+    assert grammar.budgets[0].end_is_token is with_vocab
+    compiled = compile_grammar(grammar, vocab)
+    rng = random.Random(3)
+    for _ in range(20):
+        m = budgeted_matcher(compiled, compiled.matcher(), grammar.budgets[0])
+        text = b""
+        while not m.is_accepting():
+            choices = [t for t in m.allowed_token_ids().tolist()
+                       if t not in vocab.eos_token_ids]
+            t = rng.choice(choices)
+            assert m.accept_token(t)
+            text += vocab.token_bytes[t]
+        assert text.endswith(b"</think>!") and m._counts[-1][1] <= 9, text
