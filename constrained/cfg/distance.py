@@ -18,7 +18,7 @@ import numpy as np
 
 from ..automata import ByteDFA
 from .earley import Column
-from .lru import LRUCache
+from ..lru import LRUCache
 from .runtime import Runtime, State
 
 INF = 1 << 60

@@ -32,7 +32,7 @@ from ._earley import advance as _c_advance
 from ._earley import closure as _c_closure
 from ._earley import untrack as _c_untrack
 from ._earley import grammar as _c_grammar
-from .lru import LRUCache
+from ..lru import LRUCache
 from .prepare import PreparedGrammar
 
 Item = tuple  # (alternative, dot, origin index | -1)

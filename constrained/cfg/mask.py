@@ -25,7 +25,7 @@ from ..bitmask import bitmask_words
 from ..errors import LimitExceededError
 from ..vocabulary import Vocabulary
 from .earley import DEAD, Column
-from .lru import LRUCache
+from ..lru import LRUCache
 from .runtime import Runtime, State
 from ._assemble import assemble_mask, descend
 from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie

@@ -31,7 +31,7 @@ from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
 from . import _walks
 from .lexer import Lexer
-from .lru import LRUCache
+from ..lru import LRUCache
 
 
 @dataclass(frozen=True, eq=False)

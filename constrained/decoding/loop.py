@@ -66,6 +66,7 @@ class Decoder:
         self.vocab = vocab
         self.rows = rows
         self.options = options
+        self.tool_format = None    # set when the rows answer with tool calls (results parsed)
         # isolate_errors: a row whose grammar fails (dead end, budget) finishes with reason
         # "error" and keeps its exception in row.error; the other rows go on
         self.isolate_errors = isolate_errors
@@ -560,7 +561,7 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
     items, single = split_prompts(prompts)
     n = len(items)
     vocab, tokenizer = resolve_vocab(tokenizer_or_vocab, logits_width(model))
-    tool_text = ""
+    tool_text, fmt = "", None
     if tools is not None:
         if grammar is not None:
             raise DecodingError("give either a grammar or tools: with tools the grammar is "
@@ -605,7 +606,9 @@ def build_decoder(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, samp
                             complete_within_budget=complete_within_budget,
                             budget_window=budget_window, overlap=overlap,
                             logprobs=None if logprobs is None else int(logprobs))
-    return Decoder(model, vocab, rows, options, pad), single
+    decoder = Decoder(model, vocab, rows, options, pad)
+    decoder.tool_format = fmt
+    return decoder, single
 
 
 def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=None,
@@ -661,12 +664,11 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     for _ in decoder.events():
         pass
     results = decoder.results
-    if tools is not None:
+    if decoder.tool_format is not None:
         from ..tools import parse_tool_calls
-        from ..tools.spec import tool_format as _tool_format
-        fmt = _tool_format(tool_format)
         for result in results:
-            result.content, result.tool_calls = parse_tool_calls(result.text, fmt)
+            result.content, result.tool_calls = parse_tool_calls(result.text,
+                                                                 decoder.tool_format)
     return results[0] if single else results
 
 

@@ -146,19 +146,36 @@ class RegionBudgetMatcher:
         return (state_key(self._inner), self._counts[-1][1:])
 
     # masks -----------------------------------------------------------------------------------
-    def _limit(self) -> np.ndarray | None:
-        """Bool per token id of the tokens the budget allows now, or None (no limit)."""
+    def _tight(self) -> tuple[int, int] | None:
+        """(region state, tokens left) while the budget can refuse tokens, else None."""
         _, steps, state = self._counts[-1]
         table = self._table
         if state < 0 or state == table.closed:
             return None
         left = self.max_tokens - steps
-        if left - 1 >= table.worst:
+        return None if left - 1 >= table.worst else (state, left)
+
+    def _limit(self) -> np.ndarray | None:
+        """Bool per token id of the tokens the budget allows now, or None (no limit)."""
+        tight = self._tight()
+        if tight is None:
             return None
-        nxt = table.trans[state]
+        state, left = tight
+        nxt = self._table.trans[state]
         ok = nxt >= 0
-        ok[ok] = table.dist[nxt[ok]] <= left - 1
+        ok[ok] = self._table.dist[nxt[ok]] <= left - 1
         return ok
+
+    def _allows(self, tid: int) -> bool:
+        """Whether the budget allows token ``tid`` now (one table lookup)."""
+        tight = self._tight()
+        if tight is None:
+            return True
+        state, left = tight
+        if not 0 <= tid < self._table.trans.shape[1]:
+            return False
+        nxt = int(self._table.trans[state, tid])
+        return nxt >= 0 and int(self._table.dist[nxt]) <= left - 1
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
         self._inner.fill_next_token_bitmask(bitmask, index)
@@ -179,9 +196,8 @@ class RegionBudgetMatcher:
 
     # steps -----------------------------------------------------------------------------------
     def accept_token(self, token_id: int) -> bool:
-        limit = self._limit()
         tid = int(token_id)
-        if limit is not None and not (0 <= tid < len(limit) and limit[tid]):
+        if not self._allows(tid):
             return False
         if not self._inner.accept_token(token_id):
             return False

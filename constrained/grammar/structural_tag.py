@@ -148,6 +148,7 @@ class GrammarBuilder:
         self.ignore: list[str] = []
         self.max_ignored_whitespace: int | None = None
         self._by_pattern: dict[tuple, str] = {}
+        self._delimiters: dict[str, tuple] = {}
         self._count = 0
         self._special = None
         if vocab is not None and vocab.special_token_ids:
@@ -212,7 +213,14 @@ class GrammarBuilder:
     def _delimiter(self, delim, pointer: str) -> tuple[str | None, str | None, list[str]]:
         """(regex of its leading text or None, its leading special token or None, symbols of
         the rest) of a delimiter: a string (a special token's text inside means that token)
-        or ``{"regex": R}`` (the first match of R)."""
+        or ``{"regex": R}`` (the first match of R). Checked once per delimiter."""
+        key = json.dumps(delim, sort_keys=True)
+        found = self._delimiters.get(key)
+        if found is None:
+            found = self._delimiters[key] = self._read_delimiter(delim, pointer)
+        return found
+
+    def _read_delimiter(self, delim, pointer: str) -> tuple[str | None, str | None, list[str]]:
         if isinstance(delim, dict):
             pattern = delim.get("regex")
             if set(delim) != {"regex"} or not isinstance(pattern, str) or not pattern:
@@ -235,24 +243,35 @@ class GrammarBuilder:
         head, special = parts[0]
         return (None, head, rest) if special else (escape_literal(head), None, rest)
 
+    def _stop(self, delimiters: list, pointer: str) -> str:
+        """A regex of the text delimiters' leading texts (free text must not hold them)."""
+        return "|".join(sorted({d[0] for d in (self._delimiter(x, pointer) for x in delimiters)
+                                if d[0]}))
+
+    def text_terminal(self, stop: str = "") -> str:
+        """A non-empty run of free text holding no match of ``stop`` (a regex; "": any)."""
+        if not stop:
+            return self.terminal(f"{_ANY}+")
+        return self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",))
+
+    def optional_text(self, stop: str = "", kind: str = "text") -> str:
+        """A rule of free text (``text_terminal``) or nothing."""
+        return self.rule([[self.text_terminal(stop)], []], kind)
+
     def free_text(self, until: list | None, pointer: str, forbid: list | None = None
                   ) -> list[str]:
         """Free text up to the first occurrence of one of ``until`` (that delimiter included;
         None: to the end of the output), never containing one of ``forbid`` (default
         ``until``) before it. Returns the symbols of text + delimiter."""
         if until is None:
-            return [self.rule([[self.terminal(f"{_ANY}+")], []], "text")]
-        stops = sorted({d[0] for d in (self._delimiter(x, pointer)
-                                       for x in [*until, *(forbid or ())]) if d[0]})
-        stop = "|".join(stops)
+            return [self.optional_text()]
+        stop = self._stop([*until, *(forbid or ())], pointer)
         alternatives = []
         for delim in until:
             head, special, rest = self._delimiter(delim, pointer)
             if special is not None:
                 # text (never a special token) and then the token: greedy lexing stops there
-                body = self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",)) \
-                    if stop else self.terminal(f"{_ANY}+")
-                alternatives.append([body, self.token(special), *rest])
+                alternatives.append([self.text_terminal(stop), self.token(special), *rest])
                 alternatives.append([self.token(special), *rest])
             else:
                 # one lexeme ending where the first match of any text delimiter ends
@@ -297,11 +316,7 @@ class GrammarBuilder:
                                pointer=f"{pointer}/excludes")
         # free text holds no special token, so only all-text excludes can occur in it
         texts = sorted({e for e in excludes if not any(s for _, s in self.pieces(e))})
-        if not texts:
-            return self.free_text(None, pointer)
-        stop = "|".join(escape_literal(t) for t in texts)
-        plain = self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",))
-        return [self.rule([[plain], []], "text")]
+        return [self.optional_text("|".join(escape_literal(t) for t in texts))]
 
     def _json_schema(self, spec, pointer):
         _keys(spec, {"type", "json_schema", "options"}, pointer)
@@ -481,11 +496,7 @@ class GrammarBuilder:
                 raise GrammarError(f"trigger {t!r} starts no tag: it can never fire",
                                    pointer=f"{pointer}/triggers/{j}")
         segment = self.rule(segments, "segment")
-        stop = "|".join(sorted({d[0] for d in (self._delimiter(t, pointer) for t in triggers)
-                                if d[0]}))
-        plain = [self.terminal(f"{_ANY}+", exclude=(f"{_ANY}*(?:{stop}){_ANY}*",))] if stop \
-            else [self.terminal(f"{_ANY}+")]
-        tail = self.rule([plain, []], "tail")
+        tail = self.optional_text(self._stop(triggers, pointer), "tail")
         if stop_after_first:
             alts = [[segment]] if at_least_one else [[segment], [tail]]
         else:

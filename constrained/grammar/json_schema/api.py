@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from contextvars import copy_context
 from dataclasses import dataclass, field
 
 from ...deadline import compile_deadline
 from ...errors import GrammarError, LimitExceededError
+from ...lru import LRUCache
 from .._grammar import Grammar
 from .converter import Converter
 from .deep_stack import call_with_deep_stack
@@ -39,26 +38,17 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         raise TypeError("pass either options or keyword options, not both")
     key = _cache_key(schema, options)
     if key is not None:
-        with _LOCK:
-            hit = _CONVERTED.get(key)
-            if hit is not None:
-                _CONVERTED.move_to_end(key)
-                return hit
+        hit = _CONVERTED.get(key)
+        if hit is not None:
+            return hit
     grammar = _convert_limited(schema, options)
-    if key is not None:
-        with _LOCK:
-            _CONVERTED[key] = grammar
-            while len(_CONVERTED) > _MAX_CACHED:
-                _CONVERTED.popitem(last=False)
-    return grammar
+    return _CONVERTED.put(key, grammar) if key is not None else grammar
 
 
 # converted schemas by (canonical JSON text, options): grammars are immutable, so a schema met
 # again (a tool of every request, a response format reused) is converted once per process
-_CONVERTED: "OrderedDict[tuple, SchemaGrammar]" = OrderedDict()
-_MAX_CACHED = 512
+_CONVERTED = LRUCache(512)
 _MAX_CACHED_TEXT = 1 << 20
-_LOCK = threading.Lock()
 
 
 def _cache_key(schema, options: SchemaOptions):

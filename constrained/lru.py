@@ -1,4 +1,4 @@
-"""A small bounded cache: every cache of the CFG engine is bounded by one of these.
+"""A small bounded cache: the CFG engine's caches (and the converted schemas) use it.
 
 Two generations approximate least-recently-used eviction at the cost of a dict lookup: entries
 go to the young generation; when it holds half the capacity, the old generation is dropped and

@@ -1,5 +1,5 @@
 """The bounded cache under every CFG engine cache: capacity holds, recently read entries stay."""
-from constrained.cfg.lru import LRUCache
+from constrained.lru import LRUCache
 
 
 def test_size_never_exceeds_capacity():
