@@ -140,7 +140,7 @@ class DistinctStringsMatcher(CFGMatcher):
         if not _may_repeat(key_raw, used):
             return scanned
         written, partial = decoded_prefix(key_raw)
-        if not any(k.startswith(written) for k in used):
+        if written not in _prefixes(used):
             return scanned
         if after is None:
             after = self._runtime.step(before, data)
@@ -227,34 +227,100 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
     """Whether the key lexeme at grammar ``state`` (whose text so far is ``key_raw``) can be
     completed to a key not in ``used``. Walks the lexer's automaton along the existing keys:
     a byte that leaves them, or an automaton state with infinitely many completions, finds
-    an unused key (lexer states are live: each has a completion)."""
+    an unused key (lexer states are live: each has a completion). The answers for the nodes
+    walked are kept per (lexer, used keys): the tokens of one mask, and the masks of one key,
+    walk the same few nodes."""
     col, q = state
-    lexer = runtime.lexer(col.candidates)
-    trans = lexer.trans
-    infinite = lexer.__dict__.setdefault("_cycle_memo", {})    # per lexer: see reaches_cycle
-    todo = [(int(q), b"")]
-    seen = set()
-    while todo:
-        q, more = todo.pop()
-        raw = key_raw + more
+    return _KeyWalk.of(runtime.lexer(col.candidates), used).live(int(q), key_raw)
+
+
+class _KeyWalk:
+    """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
+
+    __slots__ = ("used", "prefixes", "acc", "rows", "exits", "infinite", "trans", "memo")
+
+    @classmethod
+    def of(cls, lexer, used: frozenset) -> "_KeyWalk":
+        walks = lexer.__dict__.setdefault("_key_walks", {})
+        walk = walks.get(used)
+        if walk is None:
+            if len(walks) >= 64:
+                walks.clear()
+            walk = walks[used] = cls(lexer, used)
+        return walk
+
+    def __init__(self, lexer, used: frozenset) -> None:
+        self.used = used
+        self.prefixes = _prefixes(used)
+        self.acc = lexer.acc_list
+        self.rows = lexer.rows
+        self.trans = lexer.trans
+        self.exits: dict = lexer.__dict__.setdefault("_exits", {})
+        self.infinite: dict = lexer.__dict__.setdefault("_cycle_memo", {})  # see reaches_cycle
+        self.memo: dict = {}        # node -> bool
+
+    def _out(self, q: int) -> tuple:
+        out = self.exits.get(q)
+        if out is None:
+            row = self.rows[q]
+            out = self.exits[q] = tuple((b, n) for b, n in enumerate(row) if n >= 0)
+        return out
+
+    def _enter(self, q: int, raw: bytes):
+        """(node, answer): the answer when known without walking below, else None."""
         written, partial = decoded_prefix(raw)
-        if not partial and not any(k.startswith(written) for k in used):
-            return True
-        if reaches_cycle(trans, q, infinite):
-            return True
-        memo = (q, written, raw[-12:] if partial else b"")
-        if memo in seen:
-            continue
-        seen.add(memo)
-        if len(seen) > _MAX_WALK:
-            raise LimitExceededError("the duplicate-key check walked more than "
-                                     f"{_MAX_WALK} states of one key's completions")
-        row = trans[q]
-        for b in np.flatnonzero(row >= 0).tolist():
-            nxt = int(row[b])
-            if b == _QUOTE and not partial and lexer.acc_list[nxt]:
-                if decode_key(raw) not in used:
-                    return True
+        if not partial and written not in self.prefixes:
+            return None, True
+        if reaches_cycle(self.trans, q, self.infinite):
+            return None, True
+        node = (q, written, raw[-12:] if partial else b"", bool(partial))
+        return node, self.memo.get(node)
+
+    def live(self, q: int, raw: bytes) -> bool:
+        node, answer = self._enter(q, raw)
+        if answer is not None:
+            return answer
+        memo, acc, used = self.memo, self.acc, self.used
+        stack = [(node, raw, iter(self._out(q)))]
+        walked = 0
+        while stack:
+            node, raw, it = stack[-1]
+            partial = node[3]
+            for b, nxt in it:
+                if b == _QUOTE and not partial and acc[nxt]:
+                    if decode_key(raw) not in used:
+                        break
+                    continue
+                child_raw = raw + bytes((b,))
+                child, answer = self._enter(nxt, child_raw)
+                if answer is None:
+                    walked += 1
+                    if walked > _MAX_WALK:
+                        raise LimitExceededError("the duplicate-key check walked more than "
+                                                 f"{_MAX_WALK} states of one key's completions")
+                    stack.append((child, child_raw, iter(self._out(nxt))))
+                    break
+                if answer:
+                    break
+            else:
+                memo[node] = False
+                stack.pop()
                 continue
-            todo.append((nxt, more + bytes((b,))))
-    return False
+            if stack[-1][0] is node:        # an unused key below: every node walked reaches it
+                for n, _, _ in stack:
+                    memo[n] = True
+                return True
+        return False
+
+
+_PREFIX_CACHE: dict = {}
+
+
+def _prefixes(used: frozenset) -> frozenset:
+    """Every prefix of every string of ``used``."""
+    out = _PREFIX_CACHE.get(used)
+    if out is None:
+        if len(_PREFIX_CACHE) >= 256:
+            _PREFIX_CACHE.clear()
+        out = _PREFIX_CACHE[used] = frozenset(k[:i] for k in used for i in range(len(k) + 1))
+    return out
