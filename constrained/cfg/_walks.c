@@ -19,6 +19,12 @@
  * text of a reference automaton (``text``: JSON string characters, UTF-8 included; ``clean``:
  * the nodes whose subtrees it reads from ``text_start``) and the lexer state simulates it
  * (checked once per lexer state, remembered in ``sim``).
+ * A walk of the whole trie into words also uses text slices: when the start state survives
+ * every text of up to K characters (``text_chars``, once per lexer state; K = ``cap`` for a
+ * plain string body, the characters left for a counted one), every slice node (``slice_chars``:
+ * the highest nodes whose subtree is text reached by whole characters, with the most
+ * characters of a token below) whose tokens have at most K characters is skipped, and the
+ * tokens of every slice node with at most K characters are ORed at once (``text_slice`` row K).
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
  * crossing nodes as int32 bytes grouped by class.
@@ -28,7 +34,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 16 };
+enum { N_BUF = 18 };
 
 /* Whether lexer state s stays alive on every text the reference automaton ``text`` reads from
  * r0 (a simulation: every reachable pair (r, x) has x alive wherever r is). On success every
@@ -68,6 +74,60 @@ static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *t
     free(seen);
     free(stack);
     return ok;
+}
+
+/* The most characters k <= cap such that lexer state s stays alive on every prefix of every
+ * text of k characters the reference automaton ``text`` reads from r0 (r0: between
+ * characters; a byte read from r0 starts a character). A breadth-first search over pairs
+ * (text state, lexer state) by characters started; -1 on memory error. */
+static int chars_read(const int32_t *trans, Py_ssize_t n_states, const int32_t *text,
+                      Py_ssize_t n_text, int32_t r0, int32_t s, int cap) {
+    size_t n_pairs = (size_t)n_text * (size_t)n_states;
+    uint8_t *seen = calloc(n_pairs, 1);
+    int32_t *cur = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
+    int32_t *next = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
+    if (!seen || !cur || !next) {
+        free(seen);
+        free(cur);
+        free(next);
+        return -1;
+    }
+    Py_ssize_t n_cur = 0, n_next = 0;
+    cur[n_cur++] = r0;
+    cur[n_cur++] = s;
+    seen[(size_t)r0 * n_states + s] = 1;
+    int result = cap;
+    /* level c: pairs reached by texts of c started characters (stack, weight-0 moves) */
+    for (int c = 0; c <= cap && n_cur; c++) {
+        int fail_next = 0;
+        while (n_cur) {
+            int32_t x = cur[--n_cur], r = cur[--n_cur];
+            const int32_t *tr = text + (int64_t)r * 256, *lx = trans + (int64_t)x * 256;
+            for (int b = 0; b < 256; b++) {
+                if (tr[b] < 0) continue;
+                int starts = r == r0;
+                if (lx[b] < 0) {
+                    if (!starts) { result = c - 1; goto done; }   /* inside character c */
+                    fail_next = 1;                                 /* character c + 1 */
+                    continue;
+                }
+                size_t key = (size_t)tr[b] * n_states + lx[b];
+                if (seen[key]) continue;
+                seen[key] = 1;
+                if (starts) { next[n_next++] = tr[b]; next[n_next++] = lx[b]; }
+                else { cur[n_cur++] = tr[b]; cur[n_cur++] = lx[b]; }
+            }
+        }
+        if (fail_next) { result = c; goto done; }
+        int32_t *t = cur; cur = next; next = t;
+        n_cur = n_next;
+        n_next = 0;
+    }
+done:
+    free(seen);
+    free(cur);
+    free(next);
+    return result < 0 ? 0 : (result > cap ? cap : result);
 }
 
 /* the 256-bit set of bytes b with trans[s][b] == s */
@@ -126,20 +186,24 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     long long start, max_depth;
     long long text_start;
     /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
-       roots, out_words, text, text_start, clean, sim */
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOO", &objs[0], &objs[1], &start, &objs[2],
+       roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars,
+       cap */
+    long long cap;
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOL", &objs[0], &objs[1], &start, &objs[2],
                           &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
-                          &objs[13], &objs[14]))
+                          &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap))
         return NULL;
-    static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1};
+    static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1, 4, 1,
+                                            2};
     static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
                                        "hi", "own", "token_ids", "sub", "roots", "out_words",
-                                       "text", "clean", "sim"};
+                                       "text", "clean", "sim", "text_slice", "slice_chars",
+                                       "text_chars"};
     Py_buffer v[N_BUF];
     int got = 0;
-    for (; got < N_BUF - 1; got++) {
-        int flags = (got == 11 || got == 14) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+    for (; got < N_BUF; got++) {
+        int flags = (got == 11 || got == 14 || got == 17) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
                                              : PyBUF_C_CONTIGUOUS;
         if (PyObject_GetBuffer(objs[got], &v[got], flags | PyBUF_FORMAT) < 0) goto fail;
         if (v[got].itemsize != sizes[got]) {
@@ -161,15 +225,22 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const int32_t *text = v[12].buf;
     const uint8_t *clean = v[13].buf;
     int8_t *sim = v[14].buf;
+    const uint32_t *text_slice = v[15].buf;      /* (cap + 1) rows of n_words */
+    const uint8_t *slice_chars = v[16].buf;      /* 0, or a slice node's most characters */
+    int16_t *text_chars = v[17].buf;             /* per lexer state, -1 unknown */
     Py_ssize_t n_text = v[12].len / (4 * 256);
     Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
     Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[11].len / 4;
     int as_words = n_words > 0;
+    int slice_ok = as_words && !n_roots && cap > 0 && v[15].len == (cap + 1) * v[11].len &&
+                   v[16].len == v[2].len;
+    int budget = 0, covered = 0;    /* characters the start state reads as text, up to cap */
     /* outputs hold every node and token below the roots (the whole trie without roots) */
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
     int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
               text_start < 0 || text_start >= n_text || text_start > 7 ||
-              v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states;
+              v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states ||
+              cap < 0 || cap > 255 || v[17].len != 2 * n_states;
     for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
         bad = roots[r] < 0 || roots[r] >= n_nodes;
         if (!bad) {
@@ -199,6 +270,15 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n_ok = 0, n_cross = 0;
     Py_BEGIN_ALLOW_THREADS
+    if (slice_ok) {
+        if (text_chars[start] < 0) {
+            int k = chars_read(trans, n_states, text, n_text, (int32_t)text_start,
+                               (int32_t)start, (int)cap);
+            if (k < 0) oom = 1;
+            else text_chars[start] = (int16_t)k;
+        }
+        budget = oom ? 0 : text_chars[start];
+    }
 #define EMIT(k)                                                                  \
     do {                                                                         \
         int32_t t_ = token_ids[k];                                               \
@@ -214,6 +294,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         while (i < end) {
             int d = depth[i];
             int32_t s = st[d - 1];
+            if (budget && slice_chars[i] && slice_chars[i] <= budget) {
+                covered = 1;     /* its tokens are in text_slice row budget */
+                i = skip[i];
+                continue;
+            }
             if ((clean[i] >> text_start) & 1) {
                 /* every token below is text s keeps reading: all are ok */
                 if (sim[s] < 0) {
@@ -259,6 +344,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         }
     }
 #undef EMIT
+    if (covered) {
+        const uint32_t *row = text_slice + (int64_t)budget * n_words;
+        for (Py_ssize_t w = 0; w < n_words; w++) out_words[w] |= row[w];
+    }
     Py_END_ALLOW_THREADS
     free(st);
     free(loops);
@@ -382,11 +471,100 @@ static PyObject *clean_bits(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* slice_chars[i] = the most characters of a token below node i, for the highest nodes whose
+ * subtree is clean from text state r0, whose path reads from r0 back to r0 (whole characters)
+ * and whose tokens have at most cap characters; 0 elsewhere. tok_chars[k] = the characters of
+ * the token at position k of token_ids (up to 255). Returns the number of slice nodes. */
+static PyObject *slice_nodes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *objs[9];
+    int r0, cap;
+    if (!PyArg_ParseTuple(args, "OOOOOOOiiOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6], &r0, &cap, &objs[7], &objs[8]))
+        return NULL;
+    /* node_byte, depth, skip, lo, own, clean, text, out slice_chars, out tok_chars */
+    Py_buffer v[9];
+    int got = 0;
+    for (; got < 9; got++) {
+        int flags = got >= 7 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
+        if (PyObject_GetBuffer(objs[got], &v[got], flags) < 0) {
+            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = v[0].len, n_text = v[6].len / (4 * 256), n_tok = v[8].len;
+    const uint8_t *byte = v[0].buf, *clean = v[5].buf;
+    const int16_t *depth = v[1].buf;
+    const int32_t *skip = v[2].buf, *lo = v[3].buf, *own = v[4].buf, *text = v[6].buf;
+    uint8_t *out = v[7].buf, *tok_chars = v[8].buf;
+    PyObject *result = NULL;
+    int32_t *st = malloc(sizeof(int32_t) * 32768);
+    int16_t *chars = malloc(sizeof(int16_t) * 32768);
+    uint8_t *most = malloc((size_t)n + 1);
+    int bad = v[1].len != 2 * n || v[2].len != 4 * n || v[3].len != 4 * n || v[4].len != 4 * n ||
+              v[5].len != n || v[7].len != n || r0 < 0 || r0 >= n_text || r0 > 7 || cap < 1 ||
+              cap > 255;
+    if (!st || !chars || !most) {
+        PyErr_NoMemory();
+    } else if (bad) {
+        PyErr_SetString(PyExc_ValueError, "slice_nodes: sizes disagree");
+    } else {
+        /* characters of each node's path, and of its tokens */
+        int top = 0;
+        chars[0] = 0;
+        for (Py_ssize_t i = 0; i < n && !bad; i++) {
+            int d = depth[i];
+            if (d < 1 || d - 1 > top || skip[i] <= i || skip[i] > n || lo[i] < 0 ||
+                lo[i] + own[i] > n_tok) { bad = 1; break; }
+            int c = chars[d - 1] + ((byte[i] & 0xC0) != 0x80);
+            chars[d] = (int16_t)(c > 255 ? 255 : c);
+            top = d;
+            most[i] = (uint8_t)chars[d];
+            for (int32_t k = lo[i]; k < lo[i] + own[i]; k++) tok_chars[k] = (uint8_t)chars[d];
+        }
+        /* the most characters below each node (children come after their parent) */
+        for (Py_ssize_t i = n - 1; i >= 0 && !bad; i--)
+            for (Py_ssize_t j = i + 1; j < skip[i]; j = skip[j])
+                if (most[j] > most[i]) most[i] = most[j];
+        Py_ssize_t count = 0;
+        int covered = 0;      /* depth of the slice node whose subtree we are in, 0 if none */
+        top = 0;
+        st[0] = r0;
+        for (Py_ssize_t i = 0; i < n && !bad; i++) {
+            int d = depth[i];
+            out[i] = 0;
+            if (covered && d > covered) continue;
+            covered = 0;
+            int32_t r = st[d - 1];
+            if (r == r0 && ((clean[i] >> r0) & 1) && most[i] <= cap) {
+                out[i] = most[i];
+                count++;
+                covered = d;
+                top = d - 1;
+                continue;
+            }
+            st[d] = r < 0 ? -1 : text[(int64_t)r * 256 + byte[i]];
+            top = d;
+        }
+        if (bad) PyErr_SetString(PyExc_ValueError, "slice_nodes: not a preorder trie");
+        else result = PyLong_FromSsize_t(count);
+    }
+    free(st);
+    free(chars);
+    free(most);
+    for (int k = 0; k < 9; k++) PyBuffer_Release(&v[k]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"slice_nodes", slice_nodes, METH_VARARGS,
+     "slice_nodes(node_byte, depth, skip, lo, own, clean, text, r0, cap, slice_chars, "
+     "tok_chars) fills slice_chars (uint8 per node) and tok_chars (uint8 per token position); "
+     "returns the number of slice nodes"},
 
     {"walk", walk, METH_VARARGS,
      "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
-     "roots, out_words, text, text_start, clean, sim) -> (n_ok, ok ids, [(class, crossing "
+     "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, cap) -> (n_ok, ok ids, [(class, crossing "
      "nodes)]); ok tokens go to out_words as bits when it is not empty (ok ids None), else "
      "come back as int32 bytes; crossing nodes come as int32 bytes by accepting class"},
     {"clean_bits", clean_bits, METH_VARARGS,

@@ -45,6 +45,8 @@ class Lexer:
         self.acc_list: list[bool] = self.acc_any.tolist()
         # per state: -1 unknown, else whether it keeps reading any JSON string text (C walks)
         self.simulates_text = np.full(n, -1, dtype=np.int8)
+        # per state: -1 unknown, else how many characters of such text it surely reads (C walks)
+        self.text_chars = np.full(n, -1, dtype=np.int16)
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, len(order))

@@ -49,6 +49,8 @@ class PreorderTrie:
     token_ids: np.ndarray     # int32: text tokens in byte order
     sub: np.ndarray           # uint64[n, 4]: bytes of the node and of every node below it
     clean: np.ndarray         # uint8: bit r when the text automaton reads the subtree from r
+    slice_chars: np.ndarray   # uint8: text slice nodes (see _walks.c), their tokens' most chars
+    text_slice: np.ndarray    # uint32[SLICE_CHARS + 1, words]: row k, slice tokens of <= k chars
     max_depth: int
     words: int                # int32 words of a bitmask holding every token id
     vocab_hash: str
@@ -61,6 +63,8 @@ class PreorderTrie:
 # JSON string characters (every UTF-8 scalar but '"', '\\' and controls): a lexer state that
 # keeps reading them takes whole subtrees of such text as ok (token_tables._walk, _walks.c)
 _TEXT = regex_to_byte_dfa(r'[^"\\\x00-\x1f]*')
+# text slices cover tokens of up to this many characters (longer ones are walked)
+SLICE_CHARS = 32
 
 _PREORDER: "weakref.WeakKeyDictionary[Vocabulary, PreorderTrie]" = weakref.WeakKeyDictionary()
 
@@ -85,11 +89,37 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         clean = np.zeros(len(node_byte), dtype=np.uint8)
         _walks.clean_bits(node_byte, skip, _TEXT.transitions, clean)
         depth = arrays["depth"]
+        words = bitmask_words(vocab.size)
+        slice_chars, text_slice = _text_slices(arrays, clean, words)
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
-                           arrays["token_ids"], sub, clean, max(1, int(depth.max(initial=0))),
-                           bitmask_words(vocab.size), vocab.hash)
+                           arrays["token_ids"], sub, clean, slice_chars, text_slice,
+                           max(1, int(depth.max(initial=0))), words, vocab.hash)
         _PREORDER[vocab] = pre
     return pre
+
+
+def _text_slices(arrays: dict, clean: np.ndarray, words: int) -> tuple[np.ndarray, np.ndarray]:
+    """The text slice nodes (with the most characters of a token below each) and, per number
+    of characters k up to SLICE_CHARS, the tokens below them of at most k characters as
+    bitmask words: every walk of the whole trie from a lexer state that reads any k characters
+    of JSON string text takes row k at once instead of visiting those subtrees."""
+    token_ids = arrays["token_ids"]
+    slice_chars = np.zeros(len(clean), dtype=np.uint8)
+    tok_chars = np.zeros(len(token_ids), dtype=np.uint8)
+    _walks.slice_nodes(arrays["node_byte"], arrays["depth"], arrays["skip"], arrays["lo"],
+                       arrays["own"], clean, _TEXT.transitions, _TEXT.initial, SLICE_CHARS,
+                       slice_chars, tok_chars)
+    nodes = np.flatnonzero(slice_chars)
+    cover = np.zeros(len(token_ids) + 1, dtype=np.int32)
+    np.add.at(cover, arrays["lo"][nodes], 1)
+    np.add.at(cover, arrays["hi"][nodes], -1)
+    inside = np.cumsum(cover[:-1]) > 0
+    bits = np.zeros((SLICE_CHARS + 1, words * 32), dtype=bool)
+    bits[tok_chars[inside].astype(np.intp), token_ids[inside]] = True
+    rows = np.packbits(np.logical_or.accumulate(bits, axis=0), axis=1, bitorder="little")
+    text_slice = np.ascontiguousarray(rows).view("<u4")
+    text_slice.setflags(write=False)
+    return slice_chars, text_slice
 
 
 def _preorder_arrays(vocab: Vocabulary, disk_cache: bool) -> dict[str, np.ndarray]:
@@ -136,7 +166,8 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
                                 trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
                                 trie.token_ids, trie.sub, trie.max_depth, roots, words,
                                 _TEXT.transitions, _TEXT.initial, trie.clean,
-                                lexer.simulates_text)
+                                lexer.simulates_text, trie.text_slice if as_words else _NONE,
+                                trie.slice_chars, lexer.text_chars, SLICE_CHARS)
     terms = lexer.class_terms
     groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups

@@ -7,6 +7,7 @@ import pytest
 
 from constrained import Grammar
 from constrained.bitmask import allowed_token_ids
+from constrained.cfg import token_tables
 from constrained.cfg.lexer import Lexer
 from constrained.cfg.prepare import prepare_grammar
 from constrained.cfg.token_tables import preorder_trie, walk_subtrees, walk_trie
@@ -95,3 +96,39 @@ def test_preorder_trie_spans_cover_each_token_once(llama3_vocab):
         for t in trie.token_ids[trie.lo[n]:trie.lo[n] + trie.own[n]].tolist():
             assert llama3_vocab.token_bytes[t] == prefix
 
+
+
+def test_walks_in_counted_strings_equal_byte_by_byte(llama3_vocab):
+    """A string of at most 12 characters: each position reads a different number of characters
+    as text, so the walks take text slices of different rows (and none near the end)."""
+    g = Grammar.from_json_schema({"type": "object", "properties": {
+        "s": {"type": "string", "minLength": 2, "maxLength": 12}}, "required": ["s"]})
+    pg = prepare_grammar(g)
+    trie = preorder_trie(llama3_vocab)
+    text = np.nonzero(llama3_vocab.text_token_mask[:llama3_vocab.n_tokens])[0].tolist()
+    string = next(i for i, d in enumerate(pg.dfas) if d.accepts(b'"abcdefghijkl"')
+                  and not d.accepts(b'"abcdefghijklm"'))
+    lex = Lexer(frozenset({string}), pg.dfas)
+    token_tables._ROOT_WALKS.clear()       # walk this lexer, not a cached one
+    q, reads = 0, []
+    for b in b'"abcdefghijkl':
+        q = lex.rows[q][b]
+        words, groups = walk_trie(lex, trie, q)
+        got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups)
+        assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text])
+        reads.append(int(lex.text_chars[q]))
+    assert reads[0] == 12 and reads[-1] == 0 and sorted(reads, reverse=True) == reads
+
+
+def test_text_slice_rows_hold_text_tokens_by_characters(llama3_vocab):
+    trie = preorder_trie(llama3_vocab)
+    rows = trie.text_slice
+    for k in (1, 3, 8, rows.shape[0] - 1):
+        ids = allowed_token_ids(rows[k].view(np.int32), llama3_vocab.size).tolist()
+        assert ids
+        for t in ids:
+            text = llama3_vocab.token_bytes[t]
+            assert not any(b in b'"\\' or b < 0x20 for b in text)
+            assert sum(1 for b in text if b & 0xC0 != 0x80) <= k
+    assert set(allowed_token_ids(rows[3].view(np.int32), llama3_vocab.size).tolist()) <= \
+        set(allowed_token_ids(rows[8].view(np.int32), llama3_vocab.size).tolist())
