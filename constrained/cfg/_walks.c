@@ -21,10 +21,10 @@
  * (checked once per lexer state, remembered in ``sim``).
  * A walk of the whole trie into words also uses text slices: when the start state survives
  * every text of up to K characters (``text_chars``, once per lexer state; K = ``cap`` for a
- * plain string body, the characters left for a counted one), every slice node (``slice_chars``:
- * the highest nodes whose subtree is text reached by whole characters, with the most
- * characters of a token below) whose tokens have at most K characters is skipped, and the
- * tokens of every slice node with at most K characters are ORed at once (``text_slice`` row K).
+ * plain string body, the characters left for a counted one), the first slice node on a path
+ * (``slice_chars``: nodes whose subtree is text reached by whole characters, with the most
+ * characters of a token below) whose tokens have at most K characters is skipped, and every
+ * slice token of at most K characters is ORed at once (``text_slice`` row K).
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
  * crossing nodes as int32 bytes grouped by class.
@@ -471,9 +471,10 @@ static PyObject *clean_bits(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* slice_chars[i] = the most characters of a token below node i, for the highest nodes whose
- * subtree is clean from text state r0, whose path reads from r0 back to r0 (whole characters)
- * and whose tokens have at most cap characters; 0 elsewhere. tok_chars[k] = the characters of
+/* slice_chars[i] = the most characters of a token below node i, for the nodes whose subtree is
+ * clean from text state r0, whose path reads from r0 back to r0 (whole characters) and whose
+ * tokens have at most cap characters; 0 elsewhere (a walk skips the first one on its path
+ * whose tokens all fit in the characters it may read). tok_chars[k] = the characters of
  * the token at position k of token_ids (up to 255). Returns the number of slice nodes. */
 static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     (void)self;
@@ -527,24 +528,16 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
             for (Py_ssize_t j = i + 1; j < skip[i]; j = skip[j])
                 if (most[j] > most[i]) most[i] = most[j];
         Py_ssize_t count = 0;
-        int covered = 0;      /* depth of the slice node whose subtree we are in, 0 if none */
-        top = 0;
         st[0] = r0;
         for (Py_ssize_t i = 0; i < n && !bad; i++) {
             int d = depth[i];
-            out[i] = 0;
-            if (covered && d > covered) continue;
-            covered = 0;
             int32_t r = st[d - 1];
+            out[i] = 0;
             if (r == r0 && ((clean[i] >> r0) & 1) && most[i] <= cap) {
                 out[i] = most[i];
                 count++;
-                covered = d;
-                top = d - 1;
-                continue;
             }
             st[d] = r < 0 ? -1 : text[(int64_t)r * 256 + byte[i]];
-            top = d;
         }
         if (bad) PyErr_SetString(PyExc_ValueError, "slice_nodes: not a preorder trie");
         else result = PyLong_FromSsize_t(count);
