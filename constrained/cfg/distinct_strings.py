@@ -107,8 +107,44 @@ class DistinctStringsMatcher(CFGMatcher):
         if not found and not crossing:
             return []
         tokens = self._tokens
-        return [t for t in dict.fromkeys(found + crossing)
-                if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+        check = dict.fromkeys(found + crossing)
+        bad = []
+        if phase == KEY and frames[-1]:
+            check = self._plain_key_tokens(state, key_raw, frames[-1], check, bad)
+        return bad + [t for t in check if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+
+    def _plain_key_tokens(self, state, key_raw: bytes, used: frozenset, check, bad: list):
+        """Judges the tokens of ``check`` that continue the key being read without ending it
+        (no quote, backslash or bracket): such a token is bad iff it stays a prefix of a used
+        key whose every completion is used. Appends the bad ones to ``bad``; returns the
+        tokens left to check in full."""
+        written, partial = decoded_prefix(key_raw)
+        if partial:
+            return check
+        col, q = state
+        lexer = self._runtime.lexer(col.candidates)
+        rows = lexer.rows
+        walk = _KeyWalk.of(lexer, used)
+        prefixes = walk.prefixes
+        tokens = self._tokens
+        rest = []
+        for t in check:
+            data = tokens[t]
+            if b'"' in data or b"\\" in data or b"[" in data:
+                rest.append(t)
+                continue
+            if written + data not in prefixes:
+                continue
+            nq = q
+            for b in data:
+                nq = rows[nq][b]
+                if nq < 0:
+                    break
+            if nq < 0:
+                rest.append(t)
+            elif not walk.live(nq, key_raw + data):
+                bad.append(t)
+        return rest
 
     def _new_keys(self, index, inside, key_start: bool, frames: tuple) -> tuple:
         """The id arrays of tokens that may open a key repeating one of ``frames``' keys."""

@@ -52,6 +52,7 @@ class KeyIndex:
             self.plain_repeats = {tb: np.array(ids, dtype=np.int32)
                                   for tb, ids in seen.items() if len(ids) > 1}
         self._per_key: dict = {}
+        self._per_rest: dict = {}
         if tables is not None:
             self._set(tables)
             return
@@ -130,27 +131,40 @@ class KeyIndex:
         ``used_rest`` (the rest of each existing key after the text written so far) or
         complete it."""
         out = []
+        per_rest = self._per_rest
         for rest in used_rest:
-            ids = self.head_close.get(rest)
+            found = per_rest.get(rest)
+            if found is None:
+                found = self._current_key(rest)
+                if len(per_rest) > 100_000:
+                    per_rest.clear()
+                per_rest[rest] = found
+            if len(found):
+                out.append(found)
+        return out
+
+    def _current_key(self, rest: bytes) -> np.ndarray:
+        out = []
+        ids = self.head_close.get(rest)
+        if ids is not None:
+            out.append(ids)
+        for i in range(len(rest) + 1):
+            piece = rest[:i]
+            ids = self.head_open.get(piece)
             if ids is not None:
                 out.append(ids)
-            for i in range(len(rest) + 1):
-                piece = rest[:i]
-                ids = self.head_open.get(piece)
-                if ids is not None:
-                    out.append(ids)
-                if piece in self.head_partial_texts:
-                    for esc in escape_prefixes(rest[i:]):
-                        ids = self.head_partial.get((piece, esc))
-                        if ids is not None:
-                            out.append(ids)
-                if i:
-                    tid = self.plain.get(piece)
-                    if tid is not None:
-                        repeats = self.plain_repeats.get(piece)
-                        out.append(repeats if repeats is not None
-                                   else np.array((tid,), dtype=np.int32))
-        return out
+            if piece in self.head_partial_texts:
+                for esc in escape_prefixes(rest[i:]):
+                    ids = self.head_partial.get((piece, esc))
+                    if ids is not None:
+                        out.append(ids)
+            if i:
+                tid = self.plain.get(piece)
+                if tid is not None:
+                    repeats = self.plain_repeats.get(piece)
+                    out.append(repeats if repeats is not None
+                               else np.array((tid,), dtype=np.int32))
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int32)
 
     def new_keys(self, inside, used: frozenset, used_here: frozenset | None) -> list:
         """Id arrays of tokens that may open a key and end at a prefix of an existing key,
