@@ -1,6 +1,9 @@
-"""Builds the C parts of the CFG mask engine; everything else is in pyproject.toml."""
+"""Builds the C parts of the automata and of the CFG mask engine; everything else is in
+pyproject.toml."""
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension(f"constrained.cfg.{name}", [f"constrained/cfg/{name}.c"],
+_MODULES = ("automata._columns", "cfg._walks", "cfg._product", "cfg._earley", "cfg._assemble")
+
+setup(ext_modules=[Extension(f"constrained.{name}", [f"constrained/{name.replace('.', '/')}.c"],
                              extra_compile_args=["-O3"])
-                   for name in ("_walks", "_product", "_earley", "_assemble")])
+                   for name in _MODULES])

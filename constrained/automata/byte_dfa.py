@@ -25,6 +25,7 @@ from interegular import patterns as _p
 from interegular.utils.simple_parser import NoMatch
 
 from ..errors import LimitExceededError, RegexError
+from ._columns import column_classes
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, minimize, trim
 from .literal_dfa import literal_alternatives, literals_dfa
@@ -62,12 +63,10 @@ class ByteDFA:
     @cached_property
     def byte_classes(self) -> np.ndarray:
         """int32[256]: equal ids for bytes every state treats alike (equal columns)."""
-        if self.n_states == 0:
-            return np.zeros(256, dtype=np.int32)
-        cols = np.ascontiguousarray(self.transitions.T)
-        packed = cols.view(np.dtype((np.void, cols.dtype.itemsize * cols.shape[1])))
-        _, inv = np.unique(packed.reshape(-1), return_inverse=True)
-        return inv.reshape(-1).astype(np.int32)
+        out = np.zeros(256, dtype=np.int32)
+        if self.n_states:
+            column_classes(np.ascontiguousarray(self.transitions, dtype=np.int32), out)
+        return out
 
     def step(self, state: int, byte: int) -> int:
         """Next state after one byte (-1 when dead); ``state`` -1 stays -1."""
