@@ -1,6 +1,6 @@
 """MaskBench runner: JSON Schema compile and per-token masks, this project beside llguidance.
 
-    python bench/maskbench.py [--data DIR] [--limit N] [--timeout S] [--engines a,b]
+    python bench/maskbench.py [--data DIR] [--limit N] [--timeout S] [--engines a,b] [--repeat N]
 
 For every schema file (default ../shared/data/maskbench-dev from the repository root) each
 engine compiles the schema for the llama3 vocabulary; for each test instance the runner
@@ -122,7 +122,40 @@ def summary(results: dict[str, list[dict]]) -> str:
         f = Counter(r.get("failure", "") for r in rows)
         lines.append(f"{name}: typed refusals or errors {f['typed']}, untyped exceptions "
                      f"{f['untyped']}, timeouts {f['timeout']}")
-    return "\n".join(lines)
+    return "\n".join(lines + common_summary(results))
+
+
+def common_summary(results: dict[str, list[dict]]) -> list[str]:
+    """The same figures over the schemas every engine passes (so ratios compare like with
+    like), with time to first mask: compile plus the first document's first mask."""
+    if len(results) < 2:
+        return []
+    passing = [{r["file"] for r in rows if r["status"] == "passing"} for rows in results.values()]
+    common = set.intersection(*passing)
+    lines = ["", f"Schemas every engine passes: {len(common)}",
+             "| engine | mask avg us | mask p99 | compile p50 ms | compile p99 ms "
+             "| first mask p50 ms | first mask p99 ms |", "|" + "---|" * 7]
+    for name, rows in results.items():
+        rows = [r for r in rows if r["file"] in common]
+        masks = [x for r in rows for x in r["mask_us"]]
+        comp = [r["compile_ms"] for r in rows]
+        first = [r["compile_ms"] + r["mask_us"][0] / 1000 for r in rows if r["mask_us"]]
+        avg = statistics.fmean(masks) if masks else float("nan")
+        lines.append(f"| {name} | {avg:.0f} | {_pct(masks, 99):.0f} | {_pct(comp, 50):.1f} | "
+                     f"{_pct(comp, 99):.1f} | {_pct(first, 50):.1f} | {_pct(first, 99):.1f} |")
+    return lines
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) resident set size of this process in MB (Linux)."""
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        current = pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        current = float("nan")
+    return current, peak
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -142,6 +175,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--schema-options", default=None, metavar="JSON",
                         help="this project's JSON Schema options, e.g. '{\"property_order\": "
                              "\"any\"}'")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run every schema this many times in one process, reporting the "
+                             "resident memory after each pass (the table is the first pass)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.merge:
@@ -171,6 +207,25 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name}: not installed ({e})", file=sys.stderr)
     if args.schema_options and "constrained" in engines:
         engines["constrained"].schema_options = json.loads(args.schema_options)
+    results: dict[str, list[dict]] = {}
+    memory = []
+    for rep in range(max(1, args.repeat)):
+        passed = _run_files(files, engines, bv, args)
+        results = results or passed
+        memory.append(_rss_mb())
+    print(f"MaskBench: {len(files)} schemas from {args.data}, vocabulary {args.vocab} "
+          f"({bv.vocab.size} tokens), single thread"
+          + (f"; this project's schema options {args.schema_options}" if args.schema_options
+             else ""))
+    print(summary(results))
+    print("\nResident memory after each pass (MB, current / peak): "
+          + ", ".join(f"{cur:.0f} / {peak:.0f}" for cur, peak in memory))
+    if args.details:
+        Path(args.details).write_text(json.dumps(results))
+
+
+def _run_files(files: list[Path], engines: dict, bv, args) -> dict[str, list[dict]]:
+    """One pass over every schema file with every engine."""
     results: dict[str, list[dict]] = {name: [] for name in engines}
     for i, path in enumerate(files):
         doc = json.loads(path.read_text())
@@ -183,13 +238,7 @@ def main(argv: list[str] | None = None) -> None:
                       file=sys.stderr, flush=True)
         if args.verbose and (i + 1) % 25 == 0:
             print(f"-- {i + 1}/{len(files)} files", file=sys.stderr, flush=True)
-    print(f"MaskBench: {len(files)} schemas from {args.data}, vocabulary {args.vocab} "
-          f"({bv.vocab.size} tokens), single thread"
-          + (f"; this project's schema options {args.schema_options}" if args.schema_options
-             else ""))
-    print(summary(results))
-    if args.details:
-        Path(args.details).write_text(json.dumps(results))
+    return results
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ The lexer reads bytes while some candidate can still match an extension of the l
 terminal DFA is trimmed, so "some component alive" means exactly that); ``accepting_terms[q]``
 names the candidates that fully match the lexeme in state ``q``. States are tuples of component
 states numbered in BFS order from ``initial`` (0, the empty lexeme, never re-entered);
-``max_states`` bounds the product.
+``max_states`` bounds the product. The tables depend only on the terminals' automata and are
+shared process-wide: JSON strings, numbers and literals recur in every schema's lexers.
 """
 from __future__ import annotations
 
@@ -15,7 +16,53 @@ import numpy as np
 
 from ..automata import ByteDFA
 from ..errors import LimitExceededError
+from ..lru import LRUCache
 from ._product import lexer_tables as _c_lexer_tables
+
+
+class _Tables:
+    """A product automaton's tables: they depend only on its component automata, so lexers of
+    different grammars (and of one grammar's candidate sets) with the same ones share them,
+    with the per-state facts the C walks learn about them."""
+
+    __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
+                 "simulates_text", "text_chars", "components", "nbytes")
+
+    def __init__(self, n: int, trans, comp_states, acc_class, cross, members, k: int) -> None:
+        self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
+        self.acc_class = np.frombuffer(acc_class, dtype=np.int32)
+        self.cross_class = np.frombuffer(cross, dtype=np.int32)
+        self.acc_any = self.cross_class >= 0
+        self.acc_list = self.acc_any.tolist()
+        self.members = members
+        self.simulates_text = np.full(n, -1, dtype=np.int8)
+        self.text_chars = np.full(n, -1, dtype=np.int16)
+        self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
+        self.nbytes = len(trans) + len(comp_states)
+
+
+# component automata -> tables, for lexers up to _SHARED_BYTES (bounded: at most
+# 512 x 1 MB, but most are a few KB)
+_SHARED = LRUCache(512)
+_SHARED_BYTES = 1 << 20
+
+
+def _product_tables(keys: tuple[str, ...], comps: list[ByteDFA],
+                    max_states: int) -> _Tables | None:
+    """The product tables of ``comps`` (None past ``max_states``), shared process-wide."""
+    tables = _SHARED.get(keys)
+    if tables is not None and len(tables.trans) <= max_states:
+        return tables
+    n, trans, comp_states, acc_class, cross, members = _c_lexer_tables(
+        [d.transitions for d in comps], [d.byte_classes for d in comps],
+        [d.accepting for d in comps], np.array([d.initial for d in comps], dtype=np.int32),
+        max_states)
+    if n < 0:
+        return None
+    tables = _Tables(n, trans, comp_states, acc_class, cross, members, len(comps))
+    if tables.nbytes <= _SHARED_BYTES:
+        _SHARED.put(keys, tables)
+    return tables
 
 
 class Lexer:
@@ -26,30 +73,27 @@ class Lexer:
         self.terms = terms
         order = sorted(terms)
         comps = [dfas[t] for t in order]
-        n, trans, comp_states, acc_class, cross, members = _c_lexer_tables(
-            [d.transitions for d in comps], [d.byte_classes for d in comps],
-            [d.accepting for d in comps], np.array([d.initial for d in comps], dtype=np.int32),
-            max_states)
-        if n < 0:
+        self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
+        tables = _product_tables(self.keys, comps, max_states)
+        if tables is None:
             raise LimitExceededError(f"the lexer for terminals {self._names(order, dfas)} needs "
                                      f"more than max_lexer_states={max_states} states")
-        self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
+        self.trans = tables.trans
         self.rows = _Rows(self.trans)
         # states with the same accepted terminal set end a lexeme alike: one class each
         self.class_terms: list[frozenset[int]] = [frozenset(order[j] for j in m)
-                                                  for m in members]
-        self._acc_class = np.frombuffer(acc_class, dtype=np.int32)
+                                                  for m in tables.members]
+        self._acc_class = tables.acc_class
         # for the C walks: the class a lexeme ending in each state completes, -1 if none
-        self.cross_class = np.frombuffer(cross, dtype=np.int32)
-        self.acc_any = self.cross_class >= 0
-        self.acc_list: list[bool] = self.acc_any.tolist()
+        self.cross_class = tables.cross_class
+        self.acc_any = tables.acc_any
+        self.acc_list: list[bool] = tables.acc_list
         # per state: -1 unknown, else whether it keeps reading any JSON string text (C walks)
-        self.simulates_text = np.full(n, -1, dtype=np.int8)
+        self.simulates_text = tables.simulates_text
         # per state: -1 unknown, else how many characters of such text it surely reads (C walks)
-        self.text_chars = np.full(n, -1, dtype=np.int16)
+        self.text_chars = tables.text_chars
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
-        self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
-        self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, len(order))
+        self.components = tables.components
         self.initial = 0
 
     @cached_property
