@@ -24,7 +24,9 @@
  * plain string body, the characters left for a counted one), the first slice node on a path
  * (``slice_chars``: nodes whose subtree is text reached by whole characters, with the most
  * characters of a token below) whose tokens have at most K characters is skipped, and every
- * slice token of at most K characters is ORed at once (``text_slice`` row K).
+ * slice token of at most K characters is ORed at once (``text_slice`` row K). When K is tight
+ * (no text of K + 1 characters survives: a counted string near its end), every slice node is
+ * skipped: its longer tokens are dropped anyway.
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
  * crossing nodes as int32 bytes grouped by class.
@@ -76,18 +78,22 @@ static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *t
     return ok;
 }
 
-/* The most characters k <= cap such that lexer state s stays alive on every prefix of every
- * text of k characters the reference automaton ``text`` reads from r0 (r0: between
- * characters; a byte read from r0 starts a character). A breadth-first search over pairs
- * (text state, lexer state) by characters started; -1 on memory error. */
-static int chars_read(const int32_t *trans, Py_ssize_t n_states, const int32_t *text,
-                      Py_ssize_t n_text, int32_t r0, int32_t s, int cap) {
+/* What lexer state s does with text the reference automaton ``text`` reads from r0 (r0:
+ * between characters; a byte read from r0 starts a character), counted in characters started:
+ * K, the most characters k <= cap such that s stays alive on every prefix of every text of k
+ * characters; and whether the count is tight: no text of K + 1 characters keeps s alive and s
+ * never dies on a text byte in a state that completes a lexeme (so a text token of more than K
+ * characters is dropped, never crosses). A breadth-first search over pairs (text state, lexer
+ * state) by characters started (a pair keeps the fewest characters it is reached with).
+ * Returns K | tight << 8, or -1 on memory error. */
+static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_states,
+                      const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap) {
     size_t n_pairs = (size_t)n_text * (size_t)n_states;
-    uint8_t *seen = calloc(n_pairs, 1);
+    uint16_t *level = calloc(n_pairs, sizeof(uint16_t));     /* 0 unseen, else level + 1 */
     int32_t *cur = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
     int32_t *next = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
-    if (!seen || !cur || !next) {
-        free(seen);
+    if (!level || !cur || !next) {
+        free(level);
         free(cur);
         free(next);
         return -1;
@@ -95,39 +101,44 @@ static int chars_read(const int32_t *trans, Py_ssize_t n_states, const int32_t *
     Py_ssize_t n_cur = 0, n_next = 0;
     cur[n_cur++] = r0;
     cur[n_cur++] = s;
-    seen[(size_t)r0 * n_states + s] = 1;
-    int result = cap;
-    /* level c: pairs reached by texts of c started characters (stack, weight-0 moves) */
-    for (int c = 0; c <= cap && n_cur; c++) {
-        int fail_next = 0;
+    level[(size_t)r0 * n_states + s] = 1;
+    int k = -1, last = 0, crosses = 0, c = 0;
+    /* level c: pairs reached by texts of c started characters (a stack: weight-0 moves) */
+    for (; c <= cap + 1 && n_cur; c++) {
+        last = c;
         while (n_cur) {
             int32_t x = cur[--n_cur], r = cur[--n_cur];
+            if (level[(size_t)r * n_states + x] != c + 1) continue;   /* reached earlier */
             const int32_t *tr = text + (int64_t)r * 256, *lx = trans + (int64_t)x * 256;
+            int starts = r == r0;
             for (int b = 0; b < 256; b++) {
                 if (tr[b] < 0) continue;
-                int starts = r == r0;
                 if (lx[b] < 0) {
-                    if (!starts) { result = c - 1; goto done; }   /* inside character c */
-                    fail_next = 1;                                 /* character c + 1 */
+                    /* dies in character c + 1 (a new one) or c (the one being read) */
+                    int fails = starts ? c : c - 1;
+                    if (k < 0 || fails < k) k = fails;
+                    if (cross[x] >= 0) crosses = 1;
                     continue;
                 }
                 size_t key = (size_t)tr[b] * n_states + lx[b];
-                if (seen[key]) continue;
-                seen[key] = 1;
+                int at = starts ? c + 1 : c;
+                if (level[key] && level[key] <= at + 1) continue;
+                level[key] = (uint16_t)(at + 1);
                 if (starts) { next[n_next++] = tr[b]; next[n_next++] = lx[b]; }
                 else { cur[n_cur++] = tr[b]; cur[n_cur++] = lx[b]; }
             }
         }
-        if (fail_next) { result = c; goto done; }
         int32_t *t = cur; cur = next; next = t;
         n_cur = n_next;
         n_next = 0;
     }
-done:
-    free(seen);
+    free(level);
     free(cur);
     free(next);
-    return result < 0 ? 0 : (result > cap ? cap : result);
+    if (k < 0 || k > cap) k = cap;
+    /* tight: every pair died by level k (none at k + 1) and no death could end a lexeme */
+    int tight = !n_cur && last == k && !crosses && k < cap;
+    return k | (tight << 8);
 }
 
 /* the 256-bit set of bytes b with trans[s][b] == s */
@@ -235,6 +246,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int slice_ok = as_words && !n_roots && cap > 0 && v[15].len == (cap + 1) * v[11].len &&
                    v[16].len == v[2].len;
     int budget = 0, covered = 0;    /* characters the start state reads as text, up to cap */
+    int tight = 0;                  /* and it reads no more: longer text tokens are dropped */
     /* outputs hold every node and token below the roots (the whole trie without roots) */
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
     int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
@@ -272,12 +284,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     if (slice_ok) {
         if (text_chars[start] < 0) {
-            int k = chars_read(trans, n_states, text, n_text, (int32_t)text_start,
+            int k = chars_read(trans, cross, n_states, text, n_text, (int32_t)text_start,
                                (int32_t)start, (int)cap);
             if (k < 0) oom = 1;
             else text_chars[start] = (int16_t)k;
         }
-        budget = oom ? 0 : text_chars[start];
+        budget = oom ? 0 : text_chars[start] & 0xff;
+        tight = oom ? 0 : (text_chars[start] >> 8) & 1;
     }
 #define EMIT(k)                                                                  \
     do {                                                                         \
@@ -294,8 +307,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         while (i < end) {
             int d = depth[i];
             int32_t s = st[d - 1];
-            if (budget && slice_chars[i] && slice_chars[i] <= budget) {
-                covered = 1;     /* its tokens are in text_slice row budget */
+            if (budget && slice_chars[i] && (tight || slice_chars[i] <= budget)) {
+                covered = 1;     /* its tokens that are viable are in text_slice row budget */
                 i = skip[i];
                 continue;
             }

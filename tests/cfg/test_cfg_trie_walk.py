@@ -117,7 +117,9 @@ def test_walks_in_counted_strings_equal_byte_by_byte(llama3_vocab):
         got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups)
         assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text])
         reads.append(int(lex.text_chars[q]))
-    assert reads[0] == 12 and reads[-1] == 0 and sorted(reads, reverse=True) == reads
+    counts = [r & 0xFF for r in reads]
+    assert counts[0] == 12 and counts[-1] == 0 and sorted(counts, reverse=True) == counts
+    assert all(r >> 8 for r in reads[:-1])     # tight: no string reads more than 12 characters
 
 
 def test_text_slice_rows_hold_text_tokens_by_characters(llama3_vocab):
