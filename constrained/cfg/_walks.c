@@ -488,7 +488,7 @@ static PyObject *clean_bits(PyObject *self, PyObject *args) {
  * clean from text state r0, whose path reads from r0 back to r0 (whole characters) and whose
  * tokens have at most cap characters; 0 elsewhere (a walk skips the first one on its path
  * whose tokens all fit in the characters it may read). tok_chars[k] = the characters of
- * the token at position k of token_ids (up to 255). Returns the number of slice nodes. */
+ * the token at position k of token_ids when it lies under a slice node (up to 255), else 0. Returns the number of slice nodes. */
 static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[9];
@@ -541,15 +541,20 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
             for (Py_ssize_t j = i + 1; j < skip[i]; j = skip[j])
                 if (most[j] > most[i]) most[i] = most[j];
         Py_ssize_t count = 0;
+        int under = 0;        /* depth of the highest slice node above, 0 if none */
         st[0] = r0;
         for (Py_ssize_t i = 0; i < n && !bad; i++) {
             int d = depth[i];
             int32_t r = st[d - 1];
             out[i] = 0;
+            if (under && d <= under) under = 0;
             if (r == r0 && ((clean[i] >> r0) & 1) && most[i] <= cap) {
                 out[i] = most[i];
                 count++;
+                if (!under) under = d;
             }
+            if (!under)       /* tokens under no slice node: no row holds them */
+                for (int32_t k = lo[i]; k < lo[i] + own[i]; k++) tok_chars[k] = 0;
             st[d] = r < 0 ? -1 : text[(int64_t)r * 256 + byte[i]];
         }
         if (bad) PyErr_SetString(PyExc_ValueError, "slice_nodes: not a preorder trie");

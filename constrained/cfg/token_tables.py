@@ -109,15 +109,11 @@ def _text_slices(arrays: dict, clean: np.ndarray, words: int) -> tuple[np.ndarra
     _walks.slice_nodes(arrays["node_byte"], arrays["depth"], arrays["skip"], arrays["lo"],
                        arrays["own"], clean, _TEXT.transitions, _TEXT.initial, SLICE_CHARS,
                        slice_chars, tok_chars)
-    nodes = np.flatnonzero(slice_chars)
-    cover = np.zeros(len(token_ids) + 1, dtype=np.int32)
-    np.add.at(cover, arrays["lo"][nodes], 1)
-    np.add.at(cover, arrays["hi"][nodes], -1)
-    inside = np.cumsum(cover[:-1]) > 0
+    inside = np.flatnonzero(tok_chars)
     bits = np.zeros((SLICE_CHARS + 1, words * 32), dtype=bool)
-    bits[tok_chars[inside].astype(np.intp), token_ids[inside]] = True
-    rows = np.packbits(np.logical_or.accumulate(bits, axis=0), axis=1, bitorder="little")
-    text_slice = np.ascontiguousarray(rows).view("<u4")
+    bits[tok_chars[inside], token_ids[inside]] = True
+    np.logical_or.accumulate(bits, axis=0, out=bits)
+    text_slice = np.packbits(bits, axis=1, bitorder="little").view("<u4")
     text_slice.setflags(write=False)
     return slice_chars, text_slice
 
