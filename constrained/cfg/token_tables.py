@@ -90,7 +90,13 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         _walks.clean_bits(node_byte, skip, _TEXT.transitions, clean)
         depth = arrays["depth"]
         words = bitmask_words(vocab.size)
-        slice_chars, text_slice = _text_slices(arrays, clean, words)
+        slices_name = cache_name("textslices", f"v1-{SLICE_CHARS}", vocab.hash)
+        slices = _load_slices(slices_name, len(node_byte), words) if disk_cache else None
+        if slices is None:
+            slices = _text_slices(arrays, clean, words)
+            if disk_cache:
+                save_arrays(slices_name, {"slice_chars": slices[0], "text_slice": slices[1]})
+        slice_chars, text_slice = slices
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
                            arrays["token_ids"], sub, clean, slice_chars, text_slice,
                            max(1, int(depth.max(initial=0))), words, vocab.hash)
@@ -116,6 +122,21 @@ def _text_slices(arrays: dict, clean: np.ndarray, words: int) -> tuple[np.ndarra
     text_slice = np.packbits(bits, axis=1, bitorder="little").view("<u4")
     text_slice.setflags(write=False)
     return slice_chars, text_slice
+
+
+def _load_slices(name: str, n_nodes: int, words: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The text slices saved in the disk cache, when they fit this trie."""
+    data = load_arrays(name)
+    if data is None or "slice_chars" not in data or "text_slice" not in data:
+        return None
+    chars, rows = data["slice_chars"], data["text_slice"]
+    if (chars.dtype != np.uint8 or chars.shape != (n_nodes,) or rows.dtype != np.dtype("<u4")
+            or rows.shape != (SLICE_CHARS + 1, words)
+            or (n_nodes and int(chars.max()) > SLICE_CHARS)):
+        return None
+    rows = np.ascontiguousarray(rows)
+    rows.setflags(write=False)
+    return chars, rows
 
 
 def _preorder_arrays(vocab: Vocabulary, disk_cache: bool) -> dict[str, np.ndarray]:

@@ -134,3 +134,21 @@ def test_text_slice_rows_hold_text_tokens_by_characters(llama3_vocab):
             assert sum(1 for b in text if b & 0xC0 != 0x80) <= k
     assert set(allowed_token_ids(rows[3].view(np.int32), llama3_vocab.size).tolist()) <= \
         set(allowed_token_ids(rows[8].view(np.int32), llama3_vocab.size).tolist())
+
+
+def test_text_slices_round_trip_through_the_disk_cache(tmp_path, monkeypatch, llama3_vocab):
+    from constrained.automata.disk_cache import save_arrays
+    monkeypatch.setenv("CONSTRAINED_CACHE_DIR", str(tmp_path))
+    trie = preorder_trie(llama3_vocab)
+    arrays = {f: getattr(trie, f) for f in ("node_byte", "depth", "skip", "lo", "hi", "own",
+                                            "token_ids")}
+    chars, rows = token_tables._text_slices(arrays, trie.clean, trie.words)
+    assert np.array_equal(chars, trie.slice_chars) and np.array_equal(rows, trie.text_slice)
+    save_arrays("slices-test", {"slice_chars": chars, "text_slice": rows})
+    loaded = token_tables._load_slices("slices-test", trie.n_nodes, trie.words)
+    assert np.array_equal(loaded[0], chars) and np.array_equal(loaded[1], rows)
+    bad = chars.copy()
+    bad[0] = token_tables.SLICE_CHARS + 1
+    save_arrays("slices-bad", {"slice_chars": bad, "text_slice": rows})
+    assert token_tables._load_slices("slices-bad", trie.n_nodes, trie.words) is None
+    assert token_tables._load_slices("slices-test", trie.n_nodes + 1, trie.words) is None
