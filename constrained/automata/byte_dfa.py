@@ -25,6 +25,7 @@ from interegular import patterns as _p
 from interegular.utils.simple_parser import NoMatch
 
 from ..errors import LimitExceededError, RegexError
+from ..lru import LRUCache
 from ._columns import column_classes
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, minimize, trim
@@ -178,7 +179,21 @@ def _build(pattern: str, max_states: int) -> ByteDFA:
 _build.cache_clear = _BUILT.clear
 
 
+# pattern -> an automaton of the same language built another way (see provide_dfa)
+_PROVIDED = LRUCache(256)
+
+
+def provide_dfa(pattern: str, dfa: ByteDFA) -> None:
+    """Let ``regex_to_byte_dfa(pattern)`` return ``dfa``: for a caller that knows a small
+    automaton of a pattern whose subset construction is slow (a union of thousands of
+    alternatives). The two must have the same language."""
+    _PROVIDED.put(pattern, dfa)
+
+
 def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
+    provided = _PROVIDED.get(pattern)
+    if provided is not None and provided.n_states <= max_states:
+        return ByteDFA(provided.transitions, provided.accepting, provided.initial, pattern)
     words = literal_alternatives(pattern)
     built = literals_dfa(words, max_states) if words else None
     if built is not None:

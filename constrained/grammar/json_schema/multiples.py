@@ -11,7 +11,12 @@ Decimal divisors are refused: validators divide in floating point (0.07 is not a
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+
+import numpy as np
+
+from ...automata.byte_dfa import ByteDFA, dfa_from_arrays, provide_dfa
 
 MAX_LISTED = 2000       # t-digit suffixes or short multiples written out
 MAX_REGEX = 50_000      # characters of one residue's regex
@@ -33,7 +38,55 @@ def multiple_pattern(divisor, fraction: str = "") -> str | None:
     if body is None:
         return None
     suffix = rf"(?:\.0{fraction})?" if fraction else ""
-    return f"(?:0|-?(?:{body})){suffix}" if body else f"0{suffix}"
+    if not body:
+        return f"0{suffix}"
+    pattern = f"(?:0|-?(?:{body})){suffix}"
+    if len(pattern) > _DIRECT_ABOVE:
+        zeros = _fraction_zeros(fraction)
+        if zeros is not None:
+            provide_dfa(pattern, _multiples_dfa(divisor, zeros))
+    return pattern
+
+
+_DIRECT_ABOVE = 2_000     # longer patterns get their automaton built directly
+
+
+def _fraction_zeros(fraction: str) -> int | None:
+    """The most zeros of the optional fraction (0: none, -1: any number), None when unknown."""
+    if not fraction:
+        return 0
+    if fraction == "+":
+        return -1
+    m = re.fullmatch(r"\{1,(\d+)\}", fraction)
+    return int(m.group(1)) if m else None
+
+
+@lru_cache(maxsize=64)
+def _multiples_dfa(a: int, zeros: int) -> ByteDFA:
+    """The automaton of multiple_pattern(a, ...) from the remainders mod a: ``0``, or an
+    optional minus and digits without leading zero whose value is 0 mod a; then, when
+    ``zeros`` is not 0, an optional fraction of 1 to ``zeros`` zeros (-1: any number)."""
+    start, minus, zero, first = 0, 1, 2, 3            # remainder r is state first + r
+    frac = first + a                                  # after '.', then after k zeros
+    n_frac = 0 if zeros == 0 else (2 if zeros < 0 else zeros + 1)
+    trans = np.full((first + a + n_frac, 256), -1, dtype=np.int32)
+    accepting = np.zeros(len(trans), dtype=bool)
+    trans[start, ord("0")] = zero
+    trans[start, ord("-")] = minus
+    for d in range(1, 10):
+        trans[start, ord("0") + d] = trans[minus, ord("0") + d] = first + d % a
+    for r in range(a):
+        for d in range(10):
+            trans[first + r, ord("0") + d] = first + (10 * r + d) % a
+    accepting[zero] = accepting[first] = True
+    if n_frac:
+        trans[zero, ord(".")] = trans[first, ord(".")] = frac
+        for k in range(n_frac - 1):
+            trans[frac + k, ord("0")] = frac + k + 1
+            accepting[frac + k + 1] = True
+        if zeros < 0:
+            trans[frac + 1, ord("0")] = frac + 1
+    return dfa_from_arrays(trans, accepting, start)
 
 
 @lru_cache(maxsize=256)
