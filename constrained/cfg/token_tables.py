@@ -217,10 +217,31 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
     return words, [(frozenset(lexer.order[live[i]] for i in pos), nodes) for pos, nodes in groups]
 
 
+# (vocabulary, candidate automata, trie nodes) -> (ok ids, [(component positions, nodes)])
+_SUBTREE_WALKS = LRUCache(2048)
+_SHARED_ROOTS = 4096      # walks below more trie nodes than this are not shared
+
+
 def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     """The tokens below trie nodes ``roots`` (disjoint subtrees) read from the empty lexeme,
-    from each root's byte on: (ok token ids, [(terminals, nodes)]) as in walk_trie."""
+    from each root's byte on: (ok token ids, [(terminals, nodes)]) as in walk_trie.
+
+    The walk depends only on the candidates' automata and the nodes, so it is shared
+    process-wide like walk_trie's (what follows a key's closing quote recurs in every schema).
+    """
     if not len(roots):
         return _NONE, []
-    return _walk(lexer, trie, 0, np.ascontiguousarray(roots, dtype=np.int32), False)
+    roots = np.ascontiguousarray(roots, dtype=np.int32)
+    if len(roots) > _SHARED_ROOTS:
+        return _walk(lexer, trie, 0, roots, False)
+    key = (trie.vocab_hash, lexer.keys, roots.tobytes())
+    hit = _SUBTREE_WALKS.get(key)
+    if hit is None:
+        ok, groups = _walk(lexer, trie, 0, roots, False)
+        pos_of = {t: i for i, t in enumerate(lexer.order)}
+        hit = _SUBTREE_WALKS.put(key, (ok, [(tuple(sorted(pos_of[t] for t in terms)), nodes)
+                                            for terms, nodes in groups]))
+    ok, groups = hit
+    order = lexer.order
+    return ok, [(frozenset(order[i] for i in pos), nodes) for pos, nodes in groups]
 
