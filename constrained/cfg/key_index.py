@@ -53,6 +53,7 @@ class KeyIndex:
                                   for tb, ids in seen.items() if len(ids) > 1}
         self._per_key: dict = {}
         self._per_rest: dict = {}
+        self._per_key_set: dict = {}
         if tables is not None:
             self._set(tables)
             return
@@ -172,16 +173,31 @@ class KeyIndex:
         separator in the token, any open object's keys ``used`` count; right at the token's
         start (when a key may open there) those of the current object, ``used_here``."""
         out = [self.multi[inside], self.crossers_out[inside]]
-        for opener, keys in (("sep", used), ("start", used_here or ())):
+        for opener, keys in (("sep", used), ("start", used_here or frozenset())):
+            if keys:
+                out.append(self._new_key_set(inside, opener, keys))
+        return out
+
+    def _new_key_set(self, inside, opener: str, keys: frozenset) -> np.ndarray:
+        """The tokens of ``_new_key`` for every key of ``keys``, as one array (kept per key
+        set: the same objects' keys are asked for at every step until a key is added)."""
+        ids = self._per_key_set.get((inside, opener, keys))
+        if ids is None:
+            parts = []
             for key in keys:
-                ids = self._per_key.get((inside, opener, key))
-                if ids is None:
-                    ids = self._new_key(inside, opener, key)
+                one = self._per_key.get((inside, opener, key))
+                if one is None:
+                    one = self._new_key(inside, opener, key)
                     if len(self._per_key) > 100_000:
                         self._per_key.clear()
-                    self._per_key[(inside, opener, key)] = ids
-                out.append(ids)
-        return out
+                    self._per_key[(inside, opener, key)] = one
+                if len(one):
+                    parts.append(one)
+            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+            if len(self._per_key_set) > 4096:
+                self._per_key_set.clear()
+            self._per_key_set[(inside, opener, keys)] = ids
+        return ids
 
     def _new_key(self, inside: bool, opener: str, key: bytes) -> np.ndarray:
         out = []
