@@ -152,3 +152,42 @@ def test_text_slices_round_trip_through_the_disk_cache(tmp_path, monkeypatch, ll
     save_arrays("slices-bad", {"slice_chars": bad, "text_slice": rows})
     assert token_tables._load_slices("slices-bad", trie.n_nodes, trie.words) is None
     assert token_tables._load_slices("slices-test", trie.n_nodes + 1, trie.words) is None
+
+
+@pytest.mark.parametrize("schema, text", [
+    ({"type": "string", "minLength": 3, "maxLength": 7}, '"aé€\\"b'),
+    ({"type": "string", "pattern": "^[a-z]{2,9}$"}, '"abcdefg'),
+    ({"type": "string", "maxLength": 40}, '"' + "x" * 30 + "é" * 8),
+    ({"type": "object", "properties": {"name": {"type": "string", "maxLength": 4},
+                                       "note": {"type": "string"}}},
+     '{"name": "ab'),
+    ({"enum": ["alpha", "alphabet", "beta"]}, '"alph'),
+])
+def test_walks_along_strings_equal_byte_by_byte_on_qwen3(schema, text):
+    """Walks from every state along a document prefix (counted, patterned and plain strings,
+    escapes, multi-byte characters) on another vocabulary equal stepping each token."""
+    quicktok = pytest.importorskip("quicktok")
+    from constrained import Vocabulary
+    from constrained.cfg.runtime import Runtime
+    vocab = Vocabulary.from_tiktoken(quicktok.get_encoding("qwen3"))
+    pg = prepare_grammar(Grammar.from_json_schema(schema))
+    runtime = Runtime(pg)
+    trie = preorder_trie(vocab)
+    tokens = np.nonzero(vocab.text_token_mask[:vocab.n_tokens])[0].tolist()
+    text_ids = set(tokens)
+    token_tables._ROOT_WALKS.clear()
+    state = runtime.initial
+    for b in text.encode():
+        state = runtime.step(state, bytes((b,)))
+        assert state is not None
+        col, q = state
+        lex = runtime.lexer(col.candidates)
+        if q == 0:
+            continue
+        words, groups = walk_trie(lex, trie, q)
+        ok, crossing = _as_sets(trie, allowed_token_ids(words, vocab.size), groups)
+        # the trie also spells special tokens (a byte no text has): compare text tokens
+        crossing = {terms: {p for p in pairs if p[0] in text_ids}
+                    for terms, pairs in crossing.items()}
+        got = ok & text_ids, {terms: pairs for terms, pairs in crossing.items() if pairs}
+        assert got == _brute(lex, vocab, q, [(t, 0) for t in tokens]), (text, b)
