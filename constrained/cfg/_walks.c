@@ -488,7 +488,8 @@ static PyObject *clean_bits(PyObject *self, PyObject *args) {
  * clean from text state r0, whose path reads from r0 back to r0 (whole characters) and whose
  * tokens have at most cap characters; 0 elsewhere (a walk skips the first one on its path
  * whose tokens all fit in the characters it may read). tok_chars[k] = the characters of
- * the token at position k of token_ids when it lies under a slice node (up to 255), else 0. Returns the number of slice nodes. */
+ * the token at position k of token_ids when it lies under a slice node (up to 255), else 0.
+ * Returns the number of slice nodes. */
 static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[9];
@@ -572,12 +573,12 @@ static PyMethodDef methods[] = {
      "slice_nodes(node_byte, depth, skip, lo, own, clean, text, r0, cap, slice_chars, "
      "tok_chars) fills slice_chars (uint8 per node) and tok_chars (uint8 per token position); "
      "returns the number of slice nodes"},
-
     {"walk", walk, METH_VARARGS,
      "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
-     "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, cap) -> (n_ok, ok ids, [(class, crossing "
-     "nodes)]); ok tokens go to out_words as bits when it is not empty (ok ids None), else "
-     "come back as int32 bytes; crossing nodes come as int32 bytes by accepting class"},
+     "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, "
+     "cap) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to out_words as bits "
+     "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
+     "as int32 bytes by accepting class"},
     {"clean_bits", clean_bits, METH_VARARGS,
      "clean_bits(node_byte, skip, text, out) fills out (uint8 per node, bit per text state)"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,

@@ -27,6 +27,7 @@ import numpy as np
 from ..automata.finite import reaches_cycle
 from ..bitmask import allowed_token_ids, clear_bits
 from ..errors import DeadEndError, LimitExceededError
+from ..lru import LRUCache
 from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING_ESC,
                         VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
@@ -277,13 +278,11 @@ class _KeyWalk:
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
-        walks = lexer.__dict__.setdefault("_key_walks", {})
-        walk = walks.get(used)
-        if walk is None:
-            if len(walks) >= 64:
-                walks.clear()
-            walk = walks[used] = cls(lexer, used)
-        return walk
+        walks = lexer.__dict__.get("_key_walks")
+        if walks is None:
+            walks = lexer.__dict__.setdefault("_key_walks", LRUCache(64))
+        walk = walks.recent.get(used) or walks.get(used)
+        return walk if walk is not None else walks.put(used, cls(lexer, used))
 
     def __init__(self, lexer, used: frozenset) -> None:
         self.used = used
@@ -349,14 +348,12 @@ class _KeyWalk:
         return False
 
 
-_PREFIX_CACHE: dict = {}
+_PREFIXES = LRUCache(256)      # key set -> every prefix of its keys
 
 
 def _prefixes(used: frozenset) -> frozenset:
     """Every prefix of every string of ``used``."""
-    out = _PREFIX_CACHE.get(used)
+    out = _PREFIXES.recent.get(used) or _PREFIXES.get(used)
     if out is None:
-        if len(_PREFIX_CACHE) >= 256:
-            _PREFIX_CACHE.clear()
-        out = _PREFIX_CACHE[used] = frozenset(k[:i] for k in used for i in range(len(k) + 1))
+        out = _PREFIXES.put(used, frozenset(k[:i] for k in used for i in range(len(k) + 1)))
     return out

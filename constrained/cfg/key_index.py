@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..automata.disk_cache import cache_name, load_arrays, save_arrays
+from ..lru import LRUCache
 from ..vocabulary import Vocabulary
 from .json_scan import decoded_prefix, escape_prefixes
 
@@ -51,9 +52,10 @@ class KeyIndex:
                 seen[tb].append(tid)
             self.plain_repeats = {tb: np.array(ids, dtype=np.int32)
                                   for tb, ids in seen.items() if len(ids) > 1}
-        self._per_key: dict = {}
-        self._per_rest: dict = {}
-        self._per_key_set: dict = {}
+        # token lookups kept per key (per key set) and per rest of a key
+        self._per_key = LRUCache(100_000)
+        self._per_key_set = LRUCache(4096)
+        self._per_rest = LRUCache(100_000)
         if tables is not None:
             self._set(tables)
             return
@@ -133,13 +135,13 @@ class KeyIndex:
         complete it."""
         out = []
         per_rest = self._per_rest
+        recent = per_rest.recent
         for rest in used_rest:
-            found = per_rest.get(rest)
+            found = recent.get(rest)
             if found is None:
-                found = self._current_key(rest)
-                if len(per_rest) > 100_000:
-                    per_rest.clear()
-                per_rest[rest] = found
+                found = per_rest.get(rest)
+                if found is None:
+                    found = per_rest.put(rest, self._current_key(rest))
             if len(found):
                 out.append(found)
         return out
@@ -187,16 +189,12 @@ class KeyIndex:
             for key in keys:
                 one = self._per_key.get((inside, opener, key))
                 if one is None:
-                    one = self._new_key(inside, opener, key)
-                    if len(self._per_key) > 100_000:
-                        self._per_key.clear()
-                    self._per_key[(inside, opener, key)] = one
+                    one = self._per_key.put((inside, opener, key),
+                                            self._new_key(inside, opener, key))
                 if len(one):
                     parts.append(one)
-            ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-            if len(self._per_key_set) > 4096:
-                self._per_key_set.clear()
-            self._per_key_set[(inside, opener, keys)] = ids
+            ids = self._per_key_set.put((inside, opener, keys), np.concatenate(parts) if parts
+                                        else np.zeros(0, dtype=np.int32))
         return ids
 
     def _new_key(self, inside: bool, opener: str, key: bytes) -> np.ndarray:

@@ -206,15 +206,12 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
     comps = lexer.components[start]
     live = np.flatnonzero(comps >= 0).tolist()
     key = (trie.vocab_hash, tuple((lexer.keys[c], int(comps[c])) for c in live))
-    hit = _ROOT_WALKS.get(key)
-    if hit is None:
+
+    def walk():
         words, groups = _walk(lexer, trie, start, _NONE, True)
         words.setflags(write=False)
-        pos_of = {lexer.order[c]: i for i, c in enumerate(live)}
-        hit = _ROOT_WALKS.put(key, (words, [(tuple(sorted(pos_of[t] for t in terms)), nodes)
-                                            for terms, nodes in groups]))
-    words, groups = hit
-    return words, [(frozenset(lexer.order[live[i]] for i in pos), nodes) for pos, nodes in groups]
+        return words, groups
+    return _shared(_ROOT_WALKS, key, [lexer.order[c] for c in live], walk)
 
 
 # (vocabulary, candidate automata, trie nodes) -> (ok ids, [(component positions, nodes)])
@@ -234,14 +231,20 @@ def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     roots = np.ascontiguousarray(roots, dtype=np.int32)
     if len(roots) > _SHARED_ROOTS:
         return _walk(lexer, trie, 0, roots, False)
-    key = (trie.vocab_hash, lexer.keys, roots.tobytes())
-    hit = _SUBTREE_WALKS.get(key)
+    return _shared(_SUBTREE_WALKS, (trie.vocab_hash, lexer.keys, roots.tobytes()), lexer.order,
+                   lambda: _walk(lexer, trie, 0, roots, False))
+
+
+def _shared(cache: LRUCache, key, terms_at: list | tuple, walk):
+    """``walk()`` kept in ``cache`` under ``key`` (which names automata, not terminals): its
+    terminal sets are stored as positions in ``terms_at`` (the terminal of each automaton of
+    the key) and read back as this grammar's terminals."""
+    hit = cache.get(key)
     if hit is None:
-        ok, groups = _walk(lexer, trie, 0, roots, False)
-        pos_of = {t: i for i, t in enumerate(lexer.order)}
-        hit = _SUBTREE_WALKS.put(key, (ok, [(tuple(sorted(pos_of[t] for t in terms)), nodes)
-                                            for terms, nodes in groups]))
-    ok, groups = hit
-    order = lexer.order
-    return ok, [(frozenset(order[i] for i in pos), nodes) for pos, nodes in groups]
+        found, groups = walk()
+        pos_of = {t: i for i, t in enumerate(terms_at)}
+        hit = cache.put(key, (found, [(tuple(sorted(pos_of[t] for t in terms)), nodes)
+                                      for terms, nodes in groups]))
+    found, groups = hit
+    return found, [(frozenset(terms_at[i] for i in pos), nodes) for pos, nodes in groups]
 
