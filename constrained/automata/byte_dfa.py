@@ -26,7 +26,7 @@ from interegular.utils.simple_parser import NoMatch
 
 from ..errors import LimitExceededError, RegexError
 from ..lru import LRUCache
-from ._columns import column_classes
+from ._dfa_tables import column_classes
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, minimize, trim
 from .literal_dfa import literal_alternatives, literals_dfa

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
+from ._dfa_tables import minimize_table
 from .byte_nfa import ByteNFA
 
 
@@ -114,18 +115,6 @@ def trim(trans: np.ndarray, accepting: np.ndarray, initial: int):
     return out, accepting[live], int(new_id[initial])
 
 
-def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense ids of the distinct rows of a 2-D int array, and how many there are."""
-    order = np.lexsort(rows.T[::-1])
-    srt = rows[order]
-    new = np.ones(len(srt), dtype=bool)
-    new[1:] = (srt[1:] != srt[:-1]).any(axis=1)
-    ids = np.cumsum(new) - 1
-    out = np.empty(len(srt), dtype=np.int64)
-    out[order] = ids
-    return out, int(ids[-1]) + 1
-
-
 def distinct_columns(trans: np.ndarray) -> np.ndarray:
     """Sorted indexes of the first of each group of equal columns: grouped by a random
     linear hash of each column (one matrix product), checked exactly afterwards."""
@@ -141,37 +130,20 @@ def distinct_columns(trans: np.ndarray) -> np.ndarray:
 
 
 def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
-    """Moore partition refinement, then BFS renumbering from the initial state (canonical)."""
+    """The minimal DFA of a table, numbered canonically (breadth-first from the initial state,
+    bytes ascending): Hopcroft's refinement in C (``_dfa_tables.minimize_table``). States that
+    cannot reach acceptance become dead transitions; an empty language has no states and
+    initial -1."""
     n = len(accepting)
     if n == 0:
         return trans, accepting, initial
-    cols = trans[:, distinct_columns(trans)]   # bytes no state tells apart are one column
-    classes = accepting.astype(np.int64)
-    n_classes = len(np.unique(classes))
-    while True:
-        succ = np.where(cols >= 0, classes[np.maximum(cols, 0)], -1)
-        sig = np.concatenate([classes[:, None], succ], axis=1)
-        classes, k = _row_ids(sig)
-        if k == n_classes:
-            break
-        n_classes = k
-    # one representative per class, then number classes in BFS order from the initial state
-    rep = np.zeros(n_classes, dtype=np.int64)
-    rep[classes] = np.arange(n)
-    ctrans = np.where(trans[rep] >= 0, classes[np.maximum(trans[rep], 0)], -1)
-    cacc = accepting[rep]
-    order = [int(classes[initial])]
-    number = {order[0]: 0}
-    i = 0
-    while i < len(order):
-        row = ctrans[order[i]]
-        for c in dict.fromkeys(row[row >= 0].tolist()):
-            if c not in number:
-                number[c] = len(order)
-                order.append(c)
-        i += 1
-    perm = np.full(n_classes, -1, dtype=np.int64)
-    perm[order] = np.arange(len(order))
-    out = ctrans[order]
-    out = np.where(out >= 0, perm[np.maximum(out, 0)], -1).astype(np.int32)
-    return np.ascontiguousarray(out), cacc[order].copy(), 0
+    table = np.ascontiguousarray(trans, dtype=np.int32)
+    acc = np.ascontiguousarray(accepting, dtype=bool)
+    ids = np.empty(n, dtype=np.int32)
+    reps = np.empty(n, dtype=np.int32)
+    k = minimize_table(table, acc.view(np.uint8), int(initial), ids, reps)
+    if k == 0:
+        return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
+    rows = table[reps[:k]]
+    out = np.where(rows >= 0, ids[np.maximum(rows, 0)], -1).astype(np.int32)
+    return out, acc[reps[:k]], 0

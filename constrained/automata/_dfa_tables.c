@@ -1,0 +1,287 @@
+/* C kernels over a DFA's transition table (int32[n, 256], -1 = dead).
+ *
+ * column_classes: bytes whose columns are equal (every state treats them alike) share a class,
+ * numbered by first byte. Columns are hashed, then compared exactly with the first column of
+ * their hash.
+ *
+ * minimize_table: Hopcroft's partition refinement over those byte classes (a dead sink state
+ * completes the table), then the classes reachable from the initial state numbered in
+ * breadth-first order, bytes in ascending order: the canonical numbering, so equal languages
+ * give equal tables. O(m n log n) for n states and m byte classes. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Byte classes of t (n rows): cls[b] for every byte, reps[c] the first byte of class c;
+ * returns the number of classes. */
+static int classes_of(const int32_t *t, Py_ssize_t n, int32_t *cls, int *reps) {
+    uint64_t h[256];
+    for (int b = 0; b < 256; b++) h[b] = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *row = t + s * 256;
+        for (int b = 0; b < 256; b++) {
+            h[b] ^= (uint64_t)(uint32_t)row[b] + 0x9E3779B97F4A7C15ULL + (h[b] << 6) + (h[b] >> 2);
+            h[b] *= 0xBF58476D1CE4E5B9ULL;
+        }
+    }
+    int m = 0;
+    int slots[512];           /* open addressing on the hash: class ids, -1 empty */
+    for (int i = 0; i < 512; i++) slots[i] = -1;
+    for (int b = 0; b < 256; b++) {
+        int c = -1;
+        unsigned i = (unsigned)(h[b] >> 23) & 511;
+        for (; slots[i] >= 0; i = (i + 1) & 511) {
+            int rb = reps[slots[i]];
+            if (h[rb] != h[b]) continue;
+            Py_ssize_t s = 0;
+            while (s < n && t[s * 256 + rb] == t[s * 256 + b]) s++;
+            if (s == n) {
+                c = slots[i];
+                break;
+            }
+        }
+        if (c < 0) {
+            c = m++;
+            reps[c] = b;
+            slots[i] = c;
+        }
+        cls[b] = c;
+    }
+    return m;
+}
+
+static PyObject *column_classes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_trans, *o_out;
+    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
+    Py_buffer vt, vo;
+    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        return NULL;
+    }
+    if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 4 || vo.len != 4 * 256) {
+        PyBuffer_Release(&vt);
+        PyBuffer_Release(&vo);
+        PyErr_SetString(PyExc_ValueError,
+                        "column_classes: expected int32[n, 256] and int32[256] buffers");
+        return NULL;
+    }
+    int reps[256];
+    int m = classes_of(vt.buf, vt.len / (4 * 256), vo.buf, reps);
+    PyBuffer_Release(&vt);
+    PyBuffer_Release(&vo);
+    return PyLong_FromLong(m);
+}
+
+/* Hopcroft's refinement on t (n states, -1 = dead) completed by a sink state n, over the m byte
+ * classes whose first bytes are rb. On return blk[s] is the block of state s (s <= n).
+ * Returns the number of blocks, or -1 when out of memory. */
+static Py_ssize_t refine(const int32_t *t, const uint8_t *acc, Py_ssize_t n, int m,
+                         const int *rb, int32_t *blk) {
+    Py_ssize_t N = n + 1, total = N * m;
+    int32_t *elems = malloc(sizeof(int32_t) * N), *pos = malloc(sizeof(int32_t) * N);
+    int32_t *bstart = malloc(sizeof(int32_t) * N), *bend = malloc(sizeof(int32_t) * N);
+    int32_t *bmark = calloc(N, sizeof(int32_t)), *touched = malloc(sizeof(int32_t) * N);
+    int32_t *off = calloc(total + 1, sizeof(int32_t)), *src = malloc(sizeof(int32_t) * total);
+    int32_t *work = malloc(sizeof(int32_t) * 2 * total), *tmp = malloc(sizeof(int32_t) * N);
+    uint8_t *in_w = calloc(total, 1);
+    Py_ssize_t nb = -1;
+    if (!elems || !pos || !bstart || !bend || !bmark || !touched || !off || !src || !work || !tmp
+        || !in_w)
+        goto done;
+    /* predecessors by (class, target): off[c * N + q] .. off[c * N + q + 1] in src */
+    for (Py_ssize_t p = 0; p < N; p++)
+        for (int c = 0; c < m; c++) {
+            int32_t q = p < n ? t[p * 256 + rb[c]] : -1;
+            off[c * N + (q < 0 ? n : q) + 1]++;
+        }
+    for (Py_ssize_t i = 0; i < total; i++) off[i + 1] += off[i];
+    {
+        int32_t *fill = malloc(sizeof(int32_t) * total);
+        if (!fill) goto done;
+        memcpy(fill, off, sizeof(int32_t) * total);
+        for (Py_ssize_t p = 0; p < N; p++)
+            for (int c = 0; c < m; c++) {
+                int32_t q = p < n ? t[p * 256 + rb[c]] : -1;
+                src[fill[c * N + (q < 0 ? n : q)]++] = (int32_t)p;
+            }
+        free(fill);
+    }
+    /* initial partition: accepting states first, then the others (the sink among them) */
+    Py_ssize_t n_acc = 0, k = 0;
+    for (Py_ssize_t s = 0; s < n; s++) n_acc += acc[s] != 0;
+    Py_ssize_t ia = 0, ir = n_acc;
+    for (Py_ssize_t s = 0; s < N; s++) {
+        Py_ssize_t i = (s < n && acc[s]) ? ia++ : ir++;
+        elems[i] = (int32_t)s;
+        pos[s] = (int32_t)i;
+    }
+    nb = 0;
+    if (n_acc) {
+        bstart[nb] = 0;
+        bend[nb++] = (int32_t)n_acc;
+    }
+    bstart[nb] = (int32_t)n_acc;
+    bend[nb++] = (int32_t)N;
+    for (Py_ssize_t b = 0; b < nb; b++)
+        for (Py_ssize_t i = bstart[b]; i < bend[b]; i++) blk[elems[i]] = (int32_t)b;
+    Py_ssize_t nw = 0;
+    if (nb == 2) {
+        int32_t small = (bend[0] - bstart[0] <= bend[1] - bstart[1]) ? 0 : 1;
+        for (int c = 0; c < m; c++) {
+            work[nw++] = small * m + c;
+            in_w[small * m + c] = 1;
+        }
+    }
+    while (nw) {
+        int32_t item = work[--nw];
+        in_w[item] = 0;
+        int32_t a = item / m, c = item % m;
+        Py_ssize_t na = bend[a] - bstart[a];
+        memcpy(tmp, elems + bstart[a], sizeof(int32_t) * na);
+        Py_ssize_t nt = 0;
+        for (Py_ssize_t i = 0; i < na; i++) {
+            int32_t q = tmp[i];
+            for (int32_t j = off[c * N + q]; j < off[c * N + q + 1]; j++) {
+                int32_t p = src[j], b = blk[p];
+                int32_t first = bstart[b] + bmark[b];
+                if (pos[p] < first) continue;          /* marked already */
+                int32_t other = elems[first];
+                elems[first] = p;
+                elems[pos[p]] = other;
+                pos[other] = pos[p];
+                pos[p] = first;
+                if (bmark[b]++ == 0) touched[nt++] = b;
+            }
+        }
+        for (Py_ssize_t i = 0; i < nt; i++) {
+            int32_t b = touched[i], marked = bmark[b];
+            bmark[b] = 0;
+            if (marked == bend[b] - bstart[b]) continue;
+            int32_t z = (int32_t)nb++;             /* the marked part becomes block z */
+            bstart[z] = bstart[b];
+            bend[z] = bstart[b] + marked;
+            bstart[b] = bend[z];
+            for (int32_t j = bstart[z]; j < bend[z]; j++) blk[elems[j]] = z;
+            int32_t small = (bend[z] - bstart[z] <= bend[b] - bstart[b]) ? z : b;
+            for (int d = 0; d < m; d++) {
+                int32_t add = in_w[b * m + d] ? z : small;
+                if (!in_w[add * m + d]) {
+                    in_w[add * m + d] = 1;
+                    work[nw++] = add * m + d;
+                }
+            }
+        }
+    }
+    (void)k;
+done:
+    free(elems); free(pos); free(bstart); free(bend); free(bmark); free(touched);
+    free(off); free(src); free(work); free(tmp); free(in_w);
+    return nb;
+}
+
+static PyObject *minimize_table(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_trans, *o_acc, *o_ids, *o_reps;
+    int initial;
+    if (!PyArg_ParseTuple(args, "OOiOO", &o_trans, &o_acc, &initial, &o_ids, &o_reps))
+        return NULL;
+    Py_buffer vt, va, vi, vr;
+    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(o_acc, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(o_ids, &vi, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        PyBuffer_Release(&va);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(o_reps, &vr, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vi);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = vt.len / (4 * 256);
+    if (vt.itemsize != 4 || vt.len % (4 * 256) || va.itemsize != 1 || va.len != n
+        || vi.itemsize != 4 || vi.len != 4 * n || vr.itemsize != 4 || vr.len != 4 * n
+        || initial < 0 || initial >= n) {
+        PyErr_SetString(PyExc_ValueError, "minimize_table: expected int32[n, 256], bool[n], "
+                        "0 <= initial < n, int32[n], int32[n]");
+        goto out;
+    }
+    const int32_t *t = vt.buf;
+    int32_t cls[256];
+    int rb[256];
+    int m = classes_of(t, n, cls, rb);
+    int32_t *blk = malloc(sizeof(int32_t) * (n + 1));
+    if (!blk) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    Py_ssize_t nb = refine(t, va.buf, n, m, rb, blk);
+    if (nb < 0) {
+        free(blk);
+        PyErr_NoMemory();
+        goto out;
+    }
+    /* number the blocks reachable from the initial state's, breadth-first, bytes ascending */
+    int32_t *number = malloc(sizeof(int32_t) * nb), *order = malloc(sizeof(int32_t) * nb);
+    int32_t *rep = malloc(sizeof(int32_t) * nb);
+    if (!number || !order || !rep) {
+        free(blk); free(number); free(order); free(rep);
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t b = 0; b < nb; b++) number[b] = -1;
+    for (Py_ssize_t s = n - 1; s >= 0; s--) rep[blk[s]] = (int32_t)s;
+    int32_t sink = blk[n], *ids = vi.buf, *reps = vr.buf;
+    Py_ssize_t k = 0;
+    if (blk[initial] != sink) {
+        order[k] = blk[initial];
+        number[blk[initial]] = (int32_t)k++;
+        for (Py_ssize_t i = 0; i < k; i++) {
+            const int32_t *row = t + (Py_ssize_t)rep[order[i]] * 256;
+            for (int c = 0; c < m; c++) {
+                int32_t q = row[rb[c]];
+                if (q < 0) continue;
+                int32_t b = blk[q];
+                if (b != sink && number[b] < 0) {
+                    order[k] = b;
+                    number[b] = (int32_t)k++;
+                }
+            }
+        }
+    }
+    for (Py_ssize_t s = 0; s < n; s++) ids[s] = blk[s] == sink ? -1 : number[blk[s]];
+    for (Py_ssize_t i = 0; i < k; i++) reps[i] = rep[order[i]];
+    free(blk); free(number); free(order); free(rep);
+    result = PyLong_FromSsize_t(k);
+out:
+    PyBuffer_Release(&vt);
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vi);
+    PyBuffer_Release(&vr);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"column_classes", column_classes, METH_VARARGS,
+     "column_classes(transitions int32[n, 256], out int32[256]) -> number of classes"},
+    {"minimize_table", minimize_table, METH_VARARGS,
+     "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
+     "reps int32[n]) -> k: ids[s] is state s's number in the minimal DFA (-1: dead), reps[:k] "
+     "a state of each number"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dfa_tables",
+                                    "C kernels over DFA tables (see _dfa_tables.c).", -1,
+                                    methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__dfa_tables(void) { return PyModule_Create(&module); }
