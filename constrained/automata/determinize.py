@@ -1,92 +1,43 @@
 """Byte NFA -> trimmed, minimal, canonically numbered DFA transition table."""
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
 from ._dfa_tables import minimize_table
+from ._subsets import subset_construction
 from .byte_nfa import ByteNFA
 
 
-def _closure(nfa: ByteNFA, seeds, memo: dict[int, frozenset]) -> frozenset:
-    out: set[int] = set()
-    for s in seeds:
-        c = memo.get(s)
-        if c is None:
-            seen = {s}
-            stack = [s]
-            while stack:
-                for t in nfa.eps[stack.pop()]:
-                    if t not in seen:
-                        seen.add(t)
-                        stack.append(t)
-            # only nodes that read a byte, or the final node, matter for the subset's identity
-            c = memo[s] = frozenset(x for x in seen if nfa.edges[x] or x == nfa.final)
-        out |= c
-    return frozenset(out)
-
-
 def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Subset construction: (transitions int32[n, 256] with -1 dead, accepting bool[n], initial).
+    """Subset construction in C (``_subsets.subset_construction``): (transitions int32[n, 256]
+    with -1 dead, accepting bool[n], initial 0). Raises LimitExceededError past ``max_states``
+    subsets, and the deadline's error when it passes during the construction."""
+    n = len(nfa.edges)
+    edge_counts = np.fromiter((len(es) for es in nfa.edges), dtype=np.int32, count=n)
+    eps_counts = np.fromiter((len(es) for es in nfa.eps), dtype=np.int32, count=n)
+    edges = np.array([e for es in nfa.edges for e in es], dtype=np.int32).reshape(-1, 3)
+    eps = np.fromiter((d for es in nfa.eps for d in es), dtype=np.int32,
+                      count=int(eps_counts.sum()))
+    got = subset_construction(_offsets(edge_counts), np.ascontiguousarray(edges[:, 0]),
+                              np.ascontiguousarray(edges[:, 1]),
+                              np.ascontiguousarray(edges[:, 2]), _offsets(eps_counts), eps,
+                              nfa.start, nfa.final, max_states, _check)
+    if got is None:
+        raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
+    trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
+    return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
 
-    Bytes are first grouped into classes no edge distinguishes, so each subset is expanded once
-    per class rather than once per byte. Raises LimitExceededError past ``max_states`` subsets.
-    """
-    cuts = sorted({0, 256} | {lo for es in nfa.edges for lo, _, _ in es}
-                  | {hi + 1 for es in nfa.edges for _, hi, _ in es})
-    class_of = np.zeros(256, dtype=np.int64)
-    for k, (a, b) in enumerate(zip(cuts, cuts[1:])):
-        class_of[a:b] = k
-    n_classes = len(cuts) - 1
-    by_class: list[dict[int, list[int]]] = []
-    for es in nfa.edges:
-        m: dict[int, list[int]] = {}
-        for lo, hi, d in es:
-            for k in range(int(class_of[lo]), int(class_of[hi]) + 1):
-                m.setdefault(k, []).append(d)
-        by_class.append(m)
 
-    memo: dict[int, frozenset] = {}
-    targets: dict[frozenset, frozenset] = {}
-    start = _closure(nfa, [nfa.start], memo)
-    ids = {start: 0}
-    order = [start]
-    rows: list[np.ndarray] = []
-    queue = deque([start])
-    while queue:
-        if len(order) & 255 == 0:
-            check_deadline("building a terminal's automaton")
-        subset = queue.popleft()
-        moves: dict[int, set[int]] = {}
-        for node in subset:
-            for k, ds in by_class[node].items():
-                got = moves.get(k)
-                if got is None:
-                    moves[k] = set(ds)
-                else:
-                    got.update(ds)
-        class_row = np.full(n_classes, -1, dtype=np.int32)
-        for k, ds in moves.items():
-            key = frozenset(ds)
-            target = targets.get(key)
-            if target is None:
-                target = targets[key] = _closure(nfa, key, memo)
-            tid = ids.get(target)
-            if tid is None:
-                tid = ids[target] = len(order)
-                if tid >= max_states:
-                    raise LimitExceededError(
-                        f"regex DFA exceeds max_states={max_states} states")
-                order.append(target)
-                queue.append(target)
-            class_row[k] = tid
-        rows.append(class_row)
-    trans = np.stack(rows)[:, class_of].astype(np.int32)
-    accepting = np.array([nfa.final in s for s in order], dtype=bool)
-    return trans, accepting, 0
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _check() -> None:
+    check_deadline("building a terminal's automaton")
 
 
 def trim(trans: np.ndarray, accepting: np.ndarray, initial: int):
