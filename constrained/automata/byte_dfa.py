@@ -28,7 +28,7 @@ from ..errors import LimitExceededError, RegexError
 from ..lru import LRUCache
 from ._dfa_tables import column_classes
 from .byte_nfa import parse_to_nfa
-from .determinize import determinize, minimize, trim
+from .determinize import determinize, minimize
 from .literal_dfa import literal_alternatives, literals_dfa
 from .regex_syntax import check_and_rewrite
 
@@ -217,8 +217,10 @@ def _build_general(pattern: str, max_states: int) -> ByteDFA:
 def dfa_from_arrays(trans: np.ndarray, accepting: np.ndarray, initial: int,
                     pattern: str = "") -> ByteDFA:
     """The ByteDFA of a transition table (-1 = dead), accepting flags and initial state:
-    trimmed, minimized and numbered canonically (no states when the language is empty)."""
-    trans, accepting, initial = trim(trans, accepting, initial)
+    trimmed, minimized and numbered canonically (no states when the language is empty):
+    minimization drops the states that cannot reach acceptance and those never reached."""
+    if not len(accepting):
+        return ByteDFA(np.zeros((0, 256), np.int32), np.zeros(0, bool), -1, pattern)
     return ByteDFA(*minimize(trans, accepting, initial), pattern)
 
 

@@ -1,4 +1,5 @@
-"""Byte NFA -> trimmed, minimal, canonically numbered DFA transition table."""
+"""Byte NFA -> DFA table (subset construction), and the minimal, canonically numbered DFA of a
+table (dead and unreachable states dropped)."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,32 +39,6 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
 
 def _check() -> None:
     check_deadline("building a terminal's automaton")
-
-
-def trim(trans: np.ndarray, accepting: np.ndarray, initial: int):
-    """Drop states that cannot reach acceptance; returns (trans, accepting, initial or -1)."""
-    n = len(accepting)
-    src, byte = np.nonzero(trans >= 0)
-    # distinct (destination, source) pairs as one sorted int64 each: predecessors by destination
-    codes = np.unique(trans[src, byte].astype(np.int64) * n + src)
-    pred_dst, pred_src = np.divmod(codes, n)
-    starts = np.searchsorted(pred_dst, np.arange(n + 1)).tolist()
-    pred_src = pred_src.tolist()
-    live = accepting.copy()
-    stack = np.nonzero(live)[0].tolist()
-    while stack:
-        d = stack.pop()
-        for s in pred_src[starts[d]:starts[d + 1]]:
-            if not live[s]:
-                live[s] = True
-                stack.append(s)
-    if not live[initial]:
-        return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
-    new_id = np.full(n, -1, dtype=np.int32)
-    new_id[live] = np.arange(int(live.sum()), dtype=np.int32)
-    kept = trans[live]
-    out = np.where(kept >= 0, new_id[np.maximum(kept, 0)], -1).astype(np.int32)
-    return out, accepting[live], int(new_id[initial])
 
 
 def distinct_columns(trans: np.ndarray) -> np.ndarray:
