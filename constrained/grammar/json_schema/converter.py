@@ -47,6 +47,9 @@ class Converter:
         # (object rule, declared members, rebuild) of objects whose members are counted
         self.counted_objects: list = []
         self._validator = None
+        # id(schema) -> (schema, its validator): schemas are never modified, and keeping each
+        # one alive keeps its id unique
+        self._validators: dict[int, tuple] = {}
 
     def _make_validator(self):
         try:
@@ -74,10 +77,19 @@ class Converter:
         simple = _simple_check(instance, schema)
         if simple is not None:
             return simple
-        if self._validator is None:
-            self._validator = self._make_validator()
+        entry = self._validators.get(id(schema))
+        if entry is None:
+            if self._validator is None:
+                self._validator = self._make_validator()
+            try:
+                check = self._validator(for_validator(schema))
+            except Exception:  # noqa: BLE001 - an unusable schema fragment: be conservative
+                check = None
+            entry = self._validators[id(schema)] = (schema, check)
+        if entry[1] is None:
+            return False
         try:
-            return self._validator(for_validator(schema)).is_valid(instance)
+            return entry[1].is_valid(instance)
         except Exception:  # noqa: BLE001 - an unusable schema fragment: be conservative
             return False
 
