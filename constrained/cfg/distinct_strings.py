@@ -35,6 +35,7 @@ from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
 
 _MAX_WALK = 200_000      # states of one walk along the existing keys
+_MAX_SUFFIXES = 4096     # key completions from one lexer state compared as a set
 _CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tokens are kept
 _QUOTE = 0x22
 
@@ -274,7 +275,8 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
 class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
-    __slots__ = ("used", "prefixes", "acc", "rows", "exits", "infinite", "trans", "memo")
+    __slots__ = ("used", "prefixes", "acc", "rows", "exits", "infinite", "trans", "memo",
+                 "suffixes")
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
@@ -292,6 +294,7 @@ class _KeyWalk:
         self.trans = lexer.trans
         self.exits: dict = lexer.__dict__.setdefault("_exits", {})
         self.infinite: dict = lexer.__dict__.setdefault("_cycle_memo", {})  # see reaches_cycle
+        self.suffixes: dict = lexer.__dict__.setdefault("_key_suffixes", {})  # see _suffixes
         self.memo: dict = {}        # node -> bool
 
     def _out(self, q: int) -> tuple:
@@ -311,10 +314,48 @@ class _KeyWalk:
         node = (q, written, raw[-12:] if partial else b"", bool(partial))
         return node, self.memo.get(node)
 
+    def _suffixes(self, q: int) -> frozenset | None:
+        """The decoded texts that complete a key from lexer state ``q`` (which reaches no
+        cycle: finitely many) when the text before ``q`` ends at a character boundary; None
+        past _MAX_SUFFIXES of them, or when some text from ``q`` ends other than at a closing
+        quote or goes on past an unescaped quote (a lexeme holding more than the key: the
+        walk decides). Kept per lexer: they do not depend on the keys written."""
+        got = self.suffixes.get(q, False)
+        if got is not False:
+            return got
+        acc, out, stack, steps = self.acc, set(), [(q, b"")], 0
+        while stack and out is not None:
+            s, raw = stack.pop()
+            partial = decoded_prefix(raw)[1] if b"\\" in raw else b""
+            for b, nxt in self._out(s):
+                if b == _QUOTE and not partial:
+                    if not acc[nxt]:
+                        out = None
+                        break
+                    out.add(decoded_prefix(raw)[0])
+                    continue
+                if acc[nxt]:
+                    out = None
+                    break
+                stack.append((nxt, raw + bytes((b,))))
+                steps += 1
+            if out is not None and (len(out) > _MAX_SUFFIXES or steps > 8 * _MAX_SUFFIXES):
+                out = None
+        got = self.suffixes[q] = None if out is None else frozenset(out)
+        return got
+
     def live(self, q: int, raw: bytes) -> bool:
         node, answer = self._enter(q, raw)
         if answer is not None:
             return answer
+        if not node[3]:
+            suffixes = self._suffixes(q)
+            if suffixes is not None:
+                # distinct completions, more than the keys written: one of them is unused
+                used, written = self.used, node[1]
+                answer = self.memo[node] = len(suffixes) > len(used) or any(
+                    written + x not in used for x in suffixes)
+                return answer
         memo, acc, used = self.memo, self.acc, self.used
         stack = [(node, raw, iter(self._out(q)))]
         walked = 0
