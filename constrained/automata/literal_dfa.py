@@ -63,6 +63,8 @@ def byte_trie(words, max_states: int | None = None):
     0 the root, -1 no edge), or None past ``max_states`` states."""
     children: list[dict[int, int]] = [{}]
     final = [False]
+    src: list[int] = []
+    byte: list[int] = []
     for w in words:
         node = 0
         for b in w:
@@ -73,10 +75,10 @@ def byte_trie(words, max_states: int | None = None):
                 nxt = children[node][b] = len(children)
                 children.append({})
                 final.append(False)
+                src.append(node)
+                byte.append(b)
             node = nxt
         final[node] = True
     trans = np.full((len(children), 256), -1, dtype=np.int32)
-    for s, edges in enumerate(children):
-        if edges:
-            trans[s, list(edges)] = list(edges.values())
+    trans[src, byte] = np.arange(1, len(children), dtype=np.int32)
     return trans, np.array(final)

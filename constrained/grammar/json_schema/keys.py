@@ -13,7 +13,6 @@ import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
 from ...automata.determinize import minimize
-from ...automata.literal_dfa import byte_trie
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 
@@ -54,32 +53,75 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
 @lru_cache(maxsize=1024)
 def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
     """Shared by every schema with the same names: a ByteDFA is never modified."""
+    rows, acc, template = _key_except_parts()
+    # states: the fixed ones (tail, escaped, final quote), the one before the opening quote,
+    # then the trie of the names
+    fixed = len(acc)
+    start = fixed + 1
+    src, byte, is_name = _name_trie(names)
+    n_trie = len(is_name)
+    trans = np.empty((start + n_trie, 256), dtype=np.int32)
+    trans[:fixed] = rows
+    trans[fixed] = -1
+    trans[fixed, ord('"')] = start
+    trans[start:] = template
+    trans[np.asarray(src, dtype=np.int64) + start, byte] = np.arange(start + 1, start + n_trie,
+                                                                     dtype=np.int32)
+    trans[np.flatnonzero(~is_name) + start, ord('"')] = fixed - 1
+    accepting = np.zeros(start + n_trie, dtype=bool)
+    accepting[:fixed] = acc
+    # every state reaches the final quote (through the tail), so nothing needs trimming
+    return ByteDFA(*minimize(trans, accepting, fixed), pattern)
+
+
+@lru_cache(maxsize=1)
+def _key_except_parts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed states of every key-except automaton: the rows and accepting flags of the
+    tail (any key text, then the quote), of the escaped tail and of the final quote; and the
+    row of a trie node before its trie edges and its quote (printable characters leave the
+    trie into the tail, escapes and characters past ASCII into the escaped tail)."""
     tail = regex_to_byte_dfa(ANY_CHAR + '*"')
     escaped = regex_to_byte_dfa("(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + '*"')
-    trie, is_name = byte_trie([n.encode("ascii") for n in names])
-    n_trie = len(trie)
-    # states: 0 before the opening quote, 1 + trie nodes, tail, escaped, the final quote
-    off_tail = 1 + n_trie
-    off_esc = off_tail + tail.n_states
+    off_esc = tail.n_states
     final = off_esc + escaped.n_states
-    trans = np.full((final + 1, 256), -1, dtype=np.int32)
+    rows = np.full((final + 1, 256), -1, dtype=np.int32)
     acc = np.zeros(final + 1, dtype=bool)
-    trans[0, ord('"')] = 1
-    rows = trans[1:1 + n_trie]
+    for dfa, off in ((tail, 0), (escaped, off_esc)):
+        rows[off:off + dfa.n_states] = np.where(dfa.transitions >= 0, dfa.transitions + off, -1)
+        acc[off:off + dfa.n_states] = dfa.accepting
+    acc[final] = True
+    template = np.full(256, -1, dtype=np.int32)
     printable = np.zeros(256, dtype=bool)
     printable[0x20:0x7F] = True
     printable[[ord('"'), ord("\\")]] = False
-    rows[:, printable] = off_tail + tail.initial
+    template[printable] = tail.initial
     esc_row = escaped.transitions[escaped.initial]
-    rows[:, esc_row >= 0] = esc_row[esc_row >= 0] + off_esc
-    rows[trie >= 0] = trie[trie >= 0] + 1     # trie edges (printable) take precedence
-    rows[~is_name, ord('"')] = final
-    for dfa, off in ((tail, off_tail), (escaped, off_esc)):
-        trans[off:off + dfa.n_states] = np.where(dfa.transitions >= 0, dfa.transitions + off, -1)
-        acc[off:off + dfa.n_states] = dfa.accepting
-    acc[final] = True
-    # every state reaches the final quote (through the tail), so nothing needs trimming
-    return ByteDFA(*minimize(trans, acc, 0), pattern)
+    template[esc_row >= 0] = esc_row[esc_row >= 0] + off_esc
+    for a in (rows, acc, template):
+        a.setflags(write=False)
+    return rows, acc, template
+
+
+def _name_trie(names) -> tuple[list[int], list[int], np.ndarray]:
+    """The trie of ASCII ``names``: parent and byte of every node but the root (node i + 1
+    for entry i), and whether each node ends a name."""
+    children: list[dict[int, int]] = [{}]
+    src: list[int] = []
+    byte: list[int] = []
+    ends = [False]
+    for name in names:
+        node = 0
+        for b in name.encode("ascii"):
+            nxt = children[node].get(b)
+            if nxt is None:
+                nxt = children[node][b] = len(children)
+                children.append({})
+                ends.append(False)
+                src.append(node)
+                byte.append(b)
+            node = nxt
+        ends[node] = True
+    return src, byte, np.array(ends)
 
 
 def _trie(names) -> dict:
@@ -97,9 +139,9 @@ def _ascii_key_except(names) -> str:
     trie = _trie(names)
     # leaving the trie on a printable ASCII character happens inside it; on an escape or a
     # non-ASCII character it shares one branch, which keeps the DFA about the trie's size
-    parts = [_diverge(trie) + ANY_CHAR + "*",
-             _paths(trie) + "(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + "*"]
-    ends = _non_key_ends(trie)
+    diverge, paths, ends = _trie_parts(trie)
+    parts = [diverge + ANY_CHAR + "*",
+             paths + "(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + "*"]
     if ends is not None:
         parts.append(ends)
     return '"(?:' + "|".join(parts) + ')"'
@@ -109,11 +151,29 @@ def _lit(ch: str) -> str:
     return "\\" + ch if ch in ".^$*+?()[]{}|\\-" else ch
 
 
-def _diverge(node: dict) -> str:
-    """Trie paths followed by a literal character that leaves the trie."""
-    children = tuple(sorted(c for c in node if c is not None))
-    alts = [_printable_except(children)] + [_lit(c) + _diverge(node[c]) for c in children]
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+def _trie_parts(node: dict) -> tuple[str, str, str | None]:
+    """Three regexes of the trie below ``node``, built in one pass: its paths followed by a
+    printable character that leaves the trie; any of its paths (possibly empty); its paths
+    ending at a node that is not a declared name (None when there are none and ``node``
+    is a name)."""
+    children = sorted(c for c in node if c is not None)
+    diverge = [_printable_except(tuple(children))]
+    paths = []
+    ends = []
+    for c in children:
+        lit = _lit(c)
+        d, p, e = _trie_parts(node[c])
+        diverge.append(lit + d)
+        paths.append(lit + p)
+        if e is not None:
+            ends.append(lit + e)
+    d = diverge[0] if len(diverge) == 1 else "(?:" + "|".join(diverge) + ")"
+    p = "(?:" + "|".join(paths) + ")?" if paths else ""
+    if None in node:
+        e = "(?:" + "|".join(ends) + ")" if ends else None
+    else:
+        e = "(?:" + "|".join(ends) + ")?" if ends else ""
+    return d, p, e
 
 
 @lru_cache(maxsize=4096)
@@ -121,24 +181,6 @@ def _printable_except(children: tuple[str, ...]) -> str:
     """A class of the printable ASCII characters other than ``children``, '"' and '\\'."""
     taken = [(ord(c), ord(c)) for c in children] + [(0x22, 0x22), (0x5C, 0x5C)]
     return char_class(intersect(complement(taken), ((0x20, 0x7E),)))
-
-
-def _paths(node: dict) -> str:
-    """Any trie path (possibly empty)."""
-    children = sorted(c for c in node if c is not None)
-    if not children:
-        return ""
-    return "(?:" + "|".join(_lit(c) + _paths(node[c]) for c in children) + ")?"
-
-
-def _non_key_ends(node: dict) -> str | None:
-    """Trie paths ending at a node that is not a declared name."""
-    children = sorted(c for c in node if c is not None)
-    subs = [(c, _non_key_ends(node[c])) for c in children]
-    alts = [_lit(c) + sub for c, sub in subs if sub is not None]
-    if None in node:
-        return None if not alts else "(?:" + "|".join(alts) + ")"
-    return "" if not alts else "(?:" + "|".join(alts) + ")?"
 
 
 def _general_key_except(names) -> str:
