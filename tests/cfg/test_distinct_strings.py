@@ -92,6 +92,12 @@ CASES = {
         {"property_order": "any"},
         lambda: [o for o in _objects({"a": ["p"], "b": ["p"]}, extra_keys=["x1", "x2"])
                  if len(o) >= 2]),
+    "any order, optional and pattern keys running out apart, a key prefix of pattern keys": (
+        {"type": "object", "properties": {"x": {"const": "p"}, "y": {"const": "p"}},
+         "required": ["y"], "patternProperties": {"^x[12]$": {"const": "p"}},
+         "additionalProperties": False},
+        {"property_order": "any"},
+        lambda: _objects({"x": ["p"], "y": ["p"]}, required=["y"], extra_keys=["x1", "x2"])),
     "nested objects with the same keys": (
         {"type": "object", "properties": {
             "a": {"const": "p"},

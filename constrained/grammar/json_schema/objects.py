@@ -190,7 +190,11 @@ class _MemberChain:
     matcher keeps keys distinct (Grammar.distinct_keys), so a count is a count of distinct
     members. Optional and extra members are counted when their keys can run out (no extra
     members, or finitely many extra keys: ``x_limit``), so that a separator is offered only
-    while an unused key remains. Every member after the first is preceded by the separator,
+    while an unused key remains. Since the classes of keys are disjoint, an unused key
+    remains iff fewer members than keys were written, so "count" then keeps the number of
+    required members and the number of all members (``by_total``): a member of a class
+    whose keys are all used is refused by the matcher, which keeps keys distinct across the
+    classes (a key text is allowed iff some completion of it is an unused key). Every member after the first is preceded by the separator,
     so a state has a rule for the members from the first one on and one for the members
     after at least one; optional declared members may be skipped (schema order). Only
     states from which the object can still end get rules."""
@@ -206,6 +210,9 @@ class _MemberChain:
         self.n_req = sum(1 for m in members if m[1])
         self.n_opt = len(members) - self.n_req
         self.bounded = x_limit is not None     # every key class can run out: count all
+        # (a capped count of extra keys keeps counting extra members apart: the cap holds)
+        self.by_total = mode == "count" and self.bounded and x_limit < _MAX_EXTRA_KEYS
+        self.total = len(members) + (x_limit or 0)
         if mode == "count":
             self.req = b.rule([m[0] for m in members if m[1]], "req") if self.n_req else None
             self.opt = b.rule([m[0] for m in members if not m[1]], "opt") \
@@ -220,6 +227,8 @@ class _MemberChain:
     def _count(self, state) -> int:
         """Members written (capped at ``cap`` unless every class is counted)."""
         pos, c, w, x = state
+        if self.by_total:
+            return pos[1]
         if self.mode == "count" and self.bounded:
             return pos[0] + pos[1] + x
         return c
@@ -230,6 +239,13 @@ class _MemberChain:
         if self.n_max is not None and self._count(state) + 1 > self.n_max:
             return []
         nc = 0 if self.mode == "count" and self.bounded else min(c + 1, self.cap)
+        if self.by_total:           # pos: (required members, all members)
+            r, t = pos
+            out = [((self.req,), ((r + 1, t + 1), nc, w, x))] if r < self.n_req else []
+            if t < self.total:
+                out += [((sym,), ((r, t + 1), nc, w, x)) for sym in (self.x_sym, self.opt)
+                        if sym]
+            return out
         out = []
         if self.x_sym and (self.x_limit is None or x < self.x_limit):
             nx = x + 1 if self.x_limit is not None else 0
