@@ -94,7 +94,8 @@ def _convert(schema, options: SchemaOptions) -> SchemaGrammar:
     check_schema(schema, max_depth=options.max_schema_depth, max_enum=options.max_enum)
     if not isinstance(text, (str, bytes)):
         text = json.dumps(schema, sort_keys=False)
-    cv = Converter(schema, options)
+        schema = json.loads(text)       # a private copy, faster than copying the objects
+    cv = Converter(schema, options, owned=True)
     start = cv.start()
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, distinct_keys=True,

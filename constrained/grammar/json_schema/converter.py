@@ -31,9 +31,10 @@ _ALL_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer
 class Converter:
     """Holds the builder, the reference index and what lenient mode dropped."""
 
-    def __init__(self, schema, opts: SchemaOptions) -> None:
+    def __init__(self, schema, opts: SchemaOptions, owned: bool = False) -> None:
+        """``owned``: ``schema`` is a private copy the conversion may rewrite."""
         self.opts = opts
-        self.index = SchemaIndex(schema)
+        self.index = SchemaIndex(schema, owned)
         self.b = GrammarBuilder(opts.max_rules)
         self.layout = Layout(self.b, opts)
         self.dropped: list[tuple[str, str]] = []

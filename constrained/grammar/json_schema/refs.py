@@ -31,8 +31,9 @@ def join(base: str, ref: str) -> str:
 class SchemaIndex:
     """The root schema with absolute $refs, and where each resource and anchor lives."""
 
-    def __init__(self, schema) -> None:
-        self.root = copy.deepcopy(schema)
+    def __init__(self, schema, owned: bool = False) -> None:
+        """``owned``: ``schema`` is a private copy (from JSON text) that may be rewritten."""
+        self.root = schema if owned else copy.deepcopy(schema)
         self.resources: dict[str, tuple[object, str]] = {}
         self.anchors: dict[str, tuple[object, str]] = {}
         base = DEFAULT_BASE
