@@ -241,6 +241,15 @@ class DistinctStringsMatcher(CFGMatcher):
                 frames[k] = frames[k] | keys
         self._scans[-1] = (tuple(frames), phase, raw)
 
+    def looping_bytes(self) -> np.ndarray:
+        """The grammar's looping bytes that leave the scan as it is too."""
+        loop = super().looping_bytes()
+        state, scanned = self._stack[-1], self._scans[-1]
+        for b in np.flatnonzero(loop).tolist():
+            if self._keeps_keys_distinct(scanned, bytes((b,)), state, state) != scanned:
+                loop[b] = False
+        return loop
+
     def state_key(self):
         """The exact state: the grammar's and the scan's."""
         return (self._stack[-1], self._scans[-1])

@@ -102,6 +102,16 @@ class CFGMatcher(GrammarMatcher):
         state = self._stack[-1]
         return None if state is _TERMINATED else (state[0].core(), state[1])
 
+    def looping_bytes(self) -> np.ndarray:
+        """bool[256]: bytes each of which leaves the state as it is (those the lexer reads
+        without leaving its state: the body of a string, the digits of a number; a loop that
+        passes a lexeme's end is not listed). For completion searches."""
+        state = self._stack[-1]
+        if state is _TERMINATED or not state[1]:     # lexer state 0 is never re-entered
+            return np.zeros(256, dtype=bool)
+        col, q = state
+        return self._runtime.lexer(col.candidates).trans[q] == q
+
     def reset(self) -> None:
         self._stack = [self._runtime.initial]
 

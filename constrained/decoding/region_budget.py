@@ -140,6 +140,10 @@ class RegionBudgetMatcher:
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
+    # a byte that leaves the grammar's state as it is may still move the region's: completion
+    # searches probe each byte instead of asking the inner matcher
+    looping_bytes = None
+
     def state_key(self):
         """The grammar's state key with the budget's count and region state (completion
         searches must not merge states the budget tells apart)."""

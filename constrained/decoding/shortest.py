@@ -105,11 +105,15 @@ class ShortestCompletion:
         unpacked = unpack_bitmask(bm, self.vocab.size)[:len(self._lens)]
         allowed = np.nonzero(unpacked & self._text)[0]
         specials = np.nonzero(unpacked & self._special)[0]
-        loop = np.zeros(256, dtype=bool)
-        for b in range(256):
-            if matcher.accept_bytes(bytes((b,))):
-                loop[b] = state_key(matcher) == key0
-                matcher.rollback(1)
+        looping = getattr(matcher, "looping_bytes", None)
+        if looping is not None:
+            loop = looping()
+        else:
+            loop = np.zeros(256, dtype=bool)
+            for b in range(256):
+                if matcher.accept_bytes(bytes((b,))):
+                    loop[b] = state_key(matcher) == key0
+                    matcher.rollback(1)
         k = self._prefix_lengths(loop)[allowed]
         whole = k == self._lens[allowed]
         if int((~whole).sum()) > 4 * self.max_groups:

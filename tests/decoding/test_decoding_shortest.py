@@ -137,3 +137,29 @@ def test_limits_make_the_answer_unknown_not_wrong():
     assert not got.known
     full = ShortestCompletion(VOCAB, max_states=100_000).distance(m, 30)
     assert full.tokens is not None
+
+
+@pytest.mark.parametrize("name", ["schema", "schema_any_order", "arithmetic"])
+def test_looping_bytes_leave_the_state_as_it_is(name):
+    """The bytes a context-free matcher names as looping leave its exact state unchanged
+    (checked by stepping each one); inside a string body they are every byte that does."""
+    cg = compile_grammar(GRAMMARS[name](), VOCAB)
+    states = _walk_states(cg, random.Random(7), 60)
+    bodies = [b'{"name": "x', b'{"name": "', b'{"name": "", "tags": ["a b', b'{"name": "\\n']
+    if name != "arithmetic":
+        for text in bodies:
+            m = cg.matcher()
+            assert m.accept_bytes(text)
+            states.append(m)
+    for m in states:
+        key = state_key(m)
+        probed = np.zeros(256, dtype=bool)
+        for b in range(256):
+            if m.accept_bytes(bytes((b,))):
+                probed[b] = state_key(m) == key
+                m.rollback(1)
+        loop = m.looping_bytes()
+        assert not (loop & ~probed).any()
+    for m in states[len(states) - len(bodies):] if name != "arithmetic" else ():
+        loop = m.looping_bytes()
+        assert loop[ord("a")] and not loop[ord('"')]
