@@ -273,7 +273,7 @@ def _difference(a: ByteDFA, excluded: tuple[str, ...], max_states: int) -> ByteD
         code = np.where(na >= 0, na.astype(np.int64) * nb + np.where(nb_next >= 0, nb_next, nb - 1),
                         -1)
         row = np.full(256, -1, np.int32)
-        for c in np.unique(code[code >= 0]).tolist():
+        for c in sorted(set(code[code >= 0].tolist())):
             j = ids.get(c)
             if j is None:
                 if len(order) >= max_states:

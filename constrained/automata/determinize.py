@@ -6,7 +6,7 @@ import numpy as np
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
-from ._dfa_tables import minimize_table
+from ._dfa_tables import column_classes, minimize_table
 from ._subsets import subset_construction
 from .byte_nfa import ByteNFA
 
@@ -42,17 +42,13 @@ def _check() -> None:
 
 
 def distinct_columns(trans: np.ndarray) -> np.ndarray:
-    """Sorted indexes of the first of each group of equal columns: grouped by a random
-    linear hash of each column (one matrix product), checked exactly afterwards."""
-    n = trans.shape[0]
-    weights = np.random.default_rng(n).integers(1, 1 << 62, size=n, dtype=np.int64) | 1
-    with np.errstate(over="ignore"):
-        hashes = (trans.T.astype(np.int64) + 2) @ weights
-    _, first, group = np.unique(hashes, return_index=True, return_inverse=True)
-    if np.array_equal(trans[:, first[group]], trans):
-        return np.sort(first)
-    _, first = np.unique(trans.T, axis=0, return_index=True)     # a hash collision
-    return np.sort(first)
+    """Sorted indexes of the first byte of each group of equal columns (byte classes in C:
+    ``_dfa_tables.column_classes``, numbered by first byte)."""
+    classes = np.empty(256, dtype=np.int32)
+    column_classes(np.ascontiguousarray(trans, dtype=np.int32), classes)
+    first = np.ones(256, dtype=bool)
+    first[1:] = classes[1:] > np.maximum.accumulate(classes)[:-1]
+    return np.flatnonzero(first)
 
 
 def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):

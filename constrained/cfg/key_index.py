@@ -212,7 +212,8 @@ class KeyIndex:
                 ids = self.tail.get((inside, opener, key[:i]))
                 if ids is not None:
                     out.append(ids)
-        return np.unique(np.concatenate(out)) if out else np.zeros(0, dtype=np.int32)
+        return np.array(sorted(set(np.concatenate(out).tolist())), dtype=np.int32) if out \
+            else np.zeros(0, dtype=np.int32)
 
 
 ESCAPED = "escaped"

@@ -103,7 +103,7 @@ class PrefixIndex:
             return ids[:1] if first_only else ids
         cut = len(data)
         firsts = self._matrix[ids, cut]
-        good_first = {int(b) for b in np.unique(firsts) if _try(matcher, bytes([int(b)]))}
+        good_first = {b for b in set(firsts.tolist()) if _try(matcher, bytes((b,)))}
         ids = ids[np.isin(firsts, list(good_first))]
         if ids.size == 0:
             return ids
