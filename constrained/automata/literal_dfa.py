@@ -61,6 +61,19 @@ def literals_dfa(words: list[bytes], max_states: int):
 def byte_trie(words, max_states: int | None = None):
     """(transitions int32[n, 256], final bool[n]) of the trie of byte strings ``words`` (state
     0 the root, -1 no edge), or None past ``max_states`` states."""
+    edges = trie_edges(words, max_states)
+    if edges is None:
+        return None
+    src, byte, final = edges
+    trans = np.full((len(final), 256), -1, dtype=np.int32)
+    trans[src, byte] = np.arange(1, len(final), dtype=np.int32)
+    return trans, final
+
+
+def trie_edges(words, max_states: int | None = None):
+    """The trie of byte strings ``words`` as edge lists: (parent, byte) of every node but the
+    root (node i + 1 for entry i) and whether each node ends a word (bool[n]); None past
+    ``max_states`` nodes."""
     children: list[dict[int, int]] = [{}]
     final = [False]
     src: list[int] = []
@@ -79,6 +92,4 @@ def byte_trie(words, max_states: int | None = None):
                 byte.append(b)
             node = nxt
         final[node] = True
-    trans = np.full((len(children), 256), -1, dtype=np.int32)
-    trans[src, byte] = np.arange(1, len(children), dtype=np.int32)
-    return trans, np.array(final)
+    return src, byte, np.array(final)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
 from ...automata.determinize import minimize
+from ...automata.literal_dfa import trie_edges
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 
@@ -58,7 +59,7 @@ def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
     # then the trie of the names
     fixed = len(acc)
     start = fixed + 1
-    src, byte, is_name = _name_trie(names)
+    src, byte, is_name = trie_edges([n.encode("ascii") for n in names])
     n_trie = len(is_name)
     trans = np.empty((start + n_trie, 256), dtype=np.int32)
     trans[:fixed] = rows
@@ -100,28 +101,6 @@ def _key_except_parts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for a in (rows, acc, template):
         a.setflags(write=False)
     return rows, acc, template
-
-
-def _name_trie(names) -> tuple[list[int], list[int], np.ndarray]:
-    """The trie of ASCII ``names``: parent and byte of every node but the root (node i + 1
-    for entry i), and whether each node ends a name."""
-    children: list[dict[int, int]] = [{}]
-    src: list[int] = []
-    byte: list[int] = []
-    ends = [False]
-    for name in names:
-        node = 0
-        for b in name.encode("ascii"):
-            nxt = children[node].get(b)
-            if nxt is None:
-                nxt = children[node][b] = len(children)
-                children.append({})
-                ends.append(False)
-                src.append(node)
-                byte.append(b)
-            node = nxt
-        ends[node] = True
-    return src, byte, np.array(ends)
 
 
 def _trie(names) -> dict:
