@@ -128,6 +128,12 @@ def _left_recursive_tails(rules: dict[str, list[tuple[str, ...]]]) -> None:
         rules[name] = [(rep,) + b for b in bases]
 
 
+def _nullable(lhs: list[int], rhs: list[tuple[int, ...]], n_terminals: int) -> set[int]:
+    """The nonterminals deriving the empty text (lexemes are never empty, so only
+    alternatives of nonterminals alone can make one nullable)."""
+    return derivable((l, r) for l, r in zip(lhs, rhs) if not r or min(r) >= n_terminals)
+
+
 def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
                     max_dfa_states: int = 10_000) -> PreparedGrammar:
     """Number, lower and trim ``grammar`` (see the module docstring)."""
@@ -194,36 +200,39 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     if grammar.start not in productive:
         raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} derives "
                            "no text")
-    kept = {name: [a for a in alts if all(s in productive for s in a)]
+    kept = {name: [a for a in alts if productive.issuperset(a)]
             for name, alts in str_rules.items() if name in productive}
     # reachable again after dropping unproductive alternatives
     live, todo = {grammar.start}, [grammar.start]
+    used_terms: set[str] = set()
     while todo:
         for alt in kept[todo.pop()]:
-            for s in alt:
-                if s in kept and s not in live:
-                    live.add(s)
-                    todo.append(s)
-    used_terms = {s for name in live for a in kept[name] for s in a if s not in kept}
+            if not live.issuperset(alt):
+                for s in alt:
+                    if s not in live:
+                        live.add(s)
+                        if s in kept:
+                            todo.append(s)
+                        else:
+                            used_terms.add(s)
+    live.difference_update(used_terms)
     ignore_names = [n for n in grammar.ignore if dfas[n].initial >= 0]
     terminal_names = tuple(sorted(used_terms | set(ignore_names)))
     tid = {n: i for i, n in enumerate(terminal_names)}
     nt_names = (START,) + tuple(sorted(live))
     nid = {n: len(terminal_names) + i for i, n in enumerate(nt_names)}
-
-    def sym_id(s: str) -> int:
-        return tid[s] if s in tid else nid[s]
+    sym_id = {**tid, **nid}.__getitem__
 
     lhs: list[int] = [nid[START]]
     rhs: list[tuple[int, ...]] = [(nid[grammar.start],)]
     for name in nt_names[1:]:
-        for alt in kept[name]:
-            lhs.append(nid[name])
-            rhs.append(tuple(sym_id(s) for s in alt))
+        alts = kept[name]
+        lhs += [nid[name]] * len(alts)
+        rhs += [tuple(map(sym_id, alt)) for alt in alts]
     by_lhs: dict[int, list[int]] = {}
     for a, l in enumerate(lhs):
         by_lhs.setdefault(l, []).append(a)
-    nullable = derivable(zip(lhs, rhs))
+    nullable = _nullable(lhs, rhs, len(terminal_names))
     return PreparedGrammar(
         terminal_names=terminal_names, dfas=tuple(dfas[n] for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
