@@ -216,6 +216,11 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
         goto out;
     }
     const int32_t *t = vt.buf;
+    for (Py_ssize_t i = 0; i < n * 256; i++)
+        if (t[i] < -1 || t[i] >= n) {
+            PyErr_SetString(PyExc_ValueError, "minimize_table: a transition leads outside the table");
+            goto out;
+        }
     int32_t cls[256];
     int rb[256];
     int m = classes_of(t, n, cls, rb);

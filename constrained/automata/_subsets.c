@@ -166,7 +166,20 @@ static PyObject *subset_construction(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "subset_construction: malformed NFA");
         goto out;
     }
-    Py_ssize_t n_edges = views[1].len / 4;
+    Py_ssize_t n_edges = views[1].len / 4, n_eps = views[5].len / 4;
+    int ok = views[2].len == views[1].len && views[3].len == views[1].len
+             && b.eoff[0] == 0 && b.eoff[b.n_nodes] == n_edges && b.poff[0] == 0
+             && b.poff[b.n_nodes] == n_eps;
+    for (Py_ssize_t x = 0; ok && x < b.n_nodes; x++)
+        ok = b.eoff[x] <= b.eoff[x + 1] && b.poff[x] <= b.poff[x + 1];
+    for (Py_ssize_t e = 0; ok && e < n_edges; e++)
+        ok = 0 <= b.elo[e] && b.elo[e] <= b.ehi[e] && b.ehi[e] <= 255 && 0 <= b.edst[e]
+             && b.edst[e] < b.n_nodes;
+    for (Py_ssize_t e = 0; ok && e < n_eps; e++) ok = 0 <= b.pdst[e] && b.pdst[e] < b.n_nodes;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "subset_construction: malformed NFA");
+        goto out;
+    }
     /* byte classes: a class starts at every edge's low byte and after its high byte */
     int cut[257] = {0}, class_of[256], n_classes = 0;
     cut[0] = 1;

@@ -107,3 +107,14 @@ def test_subset_construction_stops_at_the_compile_deadline():
         with pytest.raises(LimitExceededError, match="compile_timeout"):
             determinize(nfa, 100_000)
     assert len(determinize(nfa, 100_000)[1]) == 1 << 13
+
+
+@pytest.mark.parametrize("lo, hi, dst", [(300, 301, 1), (98, 97, 1), (97, 97, 5), (-1, 3, 1)])
+def test_subset_construction_refuses_a_malformed_nfa(lo, hi, dst):
+    from constrained.automata._subsets import subset_construction
+
+    def arr(*values):
+        return np.array(values, dtype=np.int32)
+    with pytest.raises(ValueError, match="malformed NFA"):
+        subset_construction(arr(0, 1, 1), arr(lo), arr(hi), arr(dst), arr(0, 0, 0), arr(),
+                            0, 1, 10, None)

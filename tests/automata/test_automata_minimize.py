@@ -132,3 +132,10 @@ def test_minimize_of_an_empty_language():
     trans[1, 98] = 2
     got = minimize(trans, np.zeros(3, bool), 0)
     assert got[0].shape == (0, 256) and got[2] == -1
+
+
+def test_minimize_refuses_a_transition_outside_the_table():
+    trans = np.full((2, 256), -1, dtype=np.int32)
+    trans[0, 97] = 2
+    with pytest.raises(ValueError, match="outside the table"):
+        minimize(trans, np.array([False, True]), 0)
