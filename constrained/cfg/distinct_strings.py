@@ -318,7 +318,8 @@ class _KeyWalk:
         written, partial = decoded_prefix(raw)
         if not partial and written not in self.prefixes:
             return None, True
-        if reaches_cycle(self.trans, q, self.infinite):
+        cycle = self.infinite.get(q)
+        if cycle if cycle is not None else reaches_cycle(self.trans, q, self.infinite):
             return None, True
         node = (q, written, raw[-12:] if partial else b"", bool(partial))
         return node, self.memo.get(node)

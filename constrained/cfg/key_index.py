@@ -177,14 +177,14 @@ class KeyIndex:
         out = [self.multi[inside], self.crossers_out[inside]]
         for opener, keys in (("sep", used), ("start", used_here or frozenset())):
             if keys:
-                out.append(self._new_key_set(inside, opener, keys))
+                out += self._new_key_set(inside, opener, keys)
         return out
 
-    def _new_key_set(self, inside, opener: str, keys: frozenset) -> np.ndarray:
-        """The tokens of ``_new_key`` for every key of ``keys``, as one array (kept per key
-        set: the same objects' keys are asked for at every step until a key is added)."""
-        ids = self._per_key_set.get((inside, opener, keys))
-        if ids is None:
+    def _new_key_set(self, inside, opener: str, keys: frozenset) -> tuple:
+        """The non-empty arrays of ``_new_key`` for the keys of ``keys`` (kept per key set: the
+        same objects' keys are asked for at every step until a key is added)."""
+        arrays = self._per_key_set.get((inside, opener, keys))
+        if arrays is None:
             parts = []
             for key in keys:
                 one = self._per_key.get((inside, opener, key))
@@ -193,9 +193,8 @@ class KeyIndex:
                                             self._new_key(inside, opener, key))
                 if len(one):
                     parts.append(one)
-            ids = self._per_key_set.put((inside, opener, keys), np.concatenate(parts) if parts
-                                        else np.zeros(0, dtype=np.int32))
-        return ids
+            arrays = self._per_key_set.put((inside, opener, keys), tuple(parts))
+        return arrays
 
     def _new_key(self, inside: bool, opener: str, key: bytes) -> np.ndarray:
         out = []
