@@ -111,7 +111,7 @@ static Py_ssize_t refine(const int32_t *t, const uint8_t *acc, Py_ssize_t n, int
         free(fill);
     }
     /* initial partition: accepting states first, then the others (the sink among them) */
-    Py_ssize_t n_acc = 0, k = 0;
+    Py_ssize_t n_acc = 0;
     for (Py_ssize_t s = 0; s < n; s++) n_acc += acc[s] != 0;
     Py_ssize_t ia = 0, ir = n_acc;
     for (Py_ssize_t s = 0; s < N; s++) {
@@ -176,7 +176,6 @@ static Py_ssize_t refine(const int32_t *t, const uint8_t *acc, Py_ssize_t n, int
             }
         }
     }
-    (void)k;
 done:
     free(elems); free(pos); free(bstart); free(bend); free(bmark); free(touched);
     free(off); free(src); free(work); free(tmp); free(in_w);

@@ -219,8 +219,6 @@ def dfa_from_arrays(trans: np.ndarray, accepting: np.ndarray, initial: int,
     """The ByteDFA of a transition table (-1 = dead), accepting flags and initial state:
     trimmed, minimized and numbered canonically (no states when the language is empty):
     minimization drops the states that cannot reach acceptance and those never reached."""
-    if not len(accepting):
-        return ByteDFA(np.zeros((0, 256), np.int32), np.zeros(0, bool), -1, pattern)
     return ByteDFA(*minimize(trans, accepting, initial), pattern)
 
 

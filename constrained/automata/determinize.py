@@ -58,7 +58,7 @@ def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     initial -1."""
     n = len(accepting)
     if n == 0:
-        return trans, accepting, initial
+        return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
     table = np.ascontiguousarray(trans, dtype=np.int32)
     acc = np.ascontiguousarray(accepting, dtype=bool)
     ids = np.empty(n, dtype=np.int32)

@@ -319,7 +319,9 @@ class _KeyWalk:
         if not partial and written not in self.prefixes:
             return None, True
         cycle = self.infinite.get(q)
-        if cycle if cycle is not None else reaches_cycle(self.trans, q, self.infinite):
+        if cycle is None:
+            cycle = reaches_cycle(self.trans, q, self.infinite)
+        if cycle:
             return None, True
         node = (q, written, raw[-12:] if partial else b"", bool(partial))
         return node, self.memo.get(node)
@@ -336,7 +338,7 @@ class _KeyWalk:
         acc, out, stack, steps = self.acc, set(), [(q, b"")], 0
         while stack and out is not None:
             s, raw = stack.pop()
-            partial = decoded_prefix(raw)[1] if b"\\" in raw else b""
+            partial = decoded_prefix(raw)[1]
             for b, nxt in self._out(s):
                 if b == _QUOTE and not partial:
                     if not acc[nxt]:
