@@ -87,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="any sampling parameters as a JSON object (e.g. logit_bias, "
                         "dry_sequence_breakers); the flags above override it")
     g.add_argument("--greedy", action="store_true", help="argmax selection (temperature 0)")
-    g.add_argument("--stop", action="append", default=None, help="stop string (repeatable)")
+    g.add_argument("--stop", action="append", default=None,
+                   help="stop string (repeatable; under a grammar it ends the text only "
+                        "after a complete sentence)")
     g.add_argument("--stream", action="store_true", help="print text as it is generated")
     chat = g.add_mutually_exclusive_group()
     chat.add_argument("--chat", dest="chat", action="store_true", default=None,

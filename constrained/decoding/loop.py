@@ -628,7 +628,8 @@ def generate(model, tokenizer_or_vocab, prompts: Any, *, grammar=None, sampling=
     as they finish). ``grammar``: a Grammar, a CompiledGrammar for this vocabulary, None
     (unconstrained), or one per prompt. ``sampling``: samplers.SamplingParams or a dict of its
     field names (temperature, top_k, top_p, min_p, ...), or one per prompt. ``seed``: one seed
-    (row r uses seed + r) or one per prompt. ``stop``: strings that end the text (cut before).
+    (row r uses seed + r) or one per prompt. ``stop``: strings that end the text (cut before);
+    under a grammar only where the text before them is a complete sentence.
     ``chat`` applies the tokenizer's chat template (with ``system`` as the system message).
     ``force_tokens`` appends forced text without sampling. ``complete_within_budget`` steers
     the last tokens so the output is a complete sentence within ``max_new_tokens`` (counting

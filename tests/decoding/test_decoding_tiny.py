@@ -105,12 +105,30 @@ def test_decoding_stream_never_splits_characters(tiny):
 
 def test_decoding_stop_strings_cut_and_hold_back(tiny):
     model, vocab = tiny
-    g = Grammar.from_regex(r"abcabcab(xy)?zz")
-    s = stream(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=0, max_new_tokens=30,
-               stop=["cab", "q"])
+    s = stream(model, vocab, PROMPT, sampling={**HOT, "logit_bias": {256: float("-inf")}},
+               seed=0, max_new_tokens=40, stop=["e", "t", "a", "o", "i"])
     pieces = list(s)
-    assert s.result.text == "ab" and s.result.finish_reason == "stop_string"
-    assert "".join(pieces) == "ab"
+    r = s.result
+    assert r.finish_reason == "stop_string" and "".join(pieces) == r.text
+    assert not any(c in r.text for c in "etaoi")
+
+
+def test_decoding_stop_string_never_cuts_a_document_short(tiny):
+    model, vocab = tiny
+    g = Grammar.from_regex(r"abcabcab(xy)?zz")
+    r = generate(model, vocab, PROMPT, grammar=g, sampling=HOT, seed=0, max_new_tokens=30,
+                 stop=["cab", "q"])
+    assert re.fullmatch(r"abcabcab(xy)?zz", r.text) and r.complete
+    assert r.finish_reason == "stop"
+
+
+def test_decoding_stop_string_ends_a_complete_sentence(tiny):
+    model, vocab = tiny
+    g = Grammar.from_regex(r"ab|abcab")
+    for seed in range(3):   # the end of sequence is banned: the grammar must go on to "cab"
+        r = generate(model, vocab, PROMPT, grammar=g, seed=seed, max_new_tokens=30,
+                     sampling={**HOT, "logit_bias": {256: float("-inf")}}, stop=["cab"])
+        assert r.text == "ab" and r.finish_reason == "stop_string" and r.complete
 
 
 def test_decoding_processor_matches_loop_greedily(tiny):
