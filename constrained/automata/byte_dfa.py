@@ -24,11 +24,13 @@ import numpy as np
 from interegular import patterns as _p
 from interegular.utils.simple_parser import NoMatch
 
+from ..deadline import check_deadline
 from ..errors import LimitExceededError, RegexError
 from ..lru import LRUCache
 from ._dfa_tables import column_classes
+from .alternation import top_alternatives
 from .byte_nfa import parse_to_nfa
-from .determinize import determinize, minimize
+from .determinize import determinize, determinize_union, minimize
 from .literal_dfa import literal_alternatives, literals_dfa
 from .regex_syntax import check_and_rewrite
 
@@ -190,14 +192,40 @@ def provide_dfa(pattern: str, dfa: ByteDFA) -> None:
     _PROVIDED.put(pattern, dfa)
 
 
+# pattern -> its DFA or None: builders of pattern shapes other layers know a direct way to
+_BUILDERS: list = []
+
+
+def provide_builder(builder) -> None:
+    """Let ``builder(pattern) -> ByteDFA | None`` build the patterns it recognizes (the same
+    language as the regex pipeline would give), also where they are alternatives of a union."""
+    if builder not in _BUILDERS:
+        _BUILDERS.append(builder)
+
+
 def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
     provided = _PROVIDED.get(pattern)
+    if provided is None:
+        for builder in _BUILDERS:
+            provided = builder(pattern)
+            if provided is not None:
+                break
     if provided is not None and provided.n_states <= max_states:
         return ByteDFA(provided.transitions, provided.accepting, provided.initial, pattern)
     words = literal_alternatives(pattern)
     built = literals_dfa(words, max_states) if words else None
     if built is not None:
         return ByteDFA(*built, pattern)
+    alternatives = top_alternatives(pattern)
+    if alternatives is not None:
+        try:
+            parts = [_build(a, max_states) for a in alternatives]
+            tables = [(p.transitions, p.accepting, p.initial) for p in parts]
+            return dfa_from_arrays(*determinize_union(tables, max_states), pattern)
+        except (RegexError, LimitExceededError):
+            # the whole pattern's own reading reports the error at its place (a passed
+            # compile deadline is reported at once)
+            check_deadline("building a terminal's automaton")
     return _build_general(pattern, max_states)
 
 

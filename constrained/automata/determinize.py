@@ -31,6 +31,55 @@ def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, 
     return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
 
 
+def determinize_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
+                      max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The DFA table of the union of DFAs given as (transitions, accepting, initial), by the
+    same subset construction: each DFA's transitions become byte-range edges of one NFA (a
+    run of bytes with one target is one edge), a new start reaches every initial state and
+    every accepting state reaches a new final node. Limits as ``determinize``."""
+    srcs, los, his, dsts = [], [], [], []
+    eps_src, eps_dst = [], []
+    base = 2                                  # node 0: the start, node 1: the final node
+    for trans, accepting, initial in tables:
+        n = len(accepting)
+        if n == 0 or initial < 0:
+            continue
+        change = np.ones((n, 256), dtype=bool)
+        change[:, 1:] = trans[:, 1:] != trans[:, :-1]
+        state, start = np.nonzero(change)
+        end = np.full(len(start), 255, dtype=np.int64)
+        same_row = state[1:] == state[:-1]
+        end[:-1][same_row] = start[1:][same_row] - 1
+        target = trans[state, start]
+        live = target >= 0
+        srcs.append(state[live] + base)
+        los.append(start[live])
+        his.append(end[live])
+        dsts.append(target[live] + base)
+        eps_src.append(0)
+        eps_dst.append(base + int(initial))
+        for a in np.flatnonzero(accepting).tolist():
+            eps_src.append(base + a)
+            eps_dst.append(1)
+        base += n
+    src = np.concatenate(srcs) if srcs else np.zeros(0, dtype=np.int64)
+    edge_counts = np.bincount(src, minlength=base).astype(np.int32)
+    eps_counts = np.bincount(np.asarray(eps_src, dtype=np.int64), minlength=base).astype(np.int32)
+    order = np.argsort(np.asarray(eps_src, dtype=np.int64), kind="stable")
+
+    def flat(parts: list) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), np.int32)
+
+    got = subset_construction(_offsets(edge_counts), flat(los), flat(his), flat(dsts),
+                              _offsets(eps_counts),
+                              np.ascontiguousarray(np.asarray(eps_dst, np.int32)[order]),
+                              0, 1, max_states, _check)
+    if got is None:
+        raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
+    trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
+    return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
+
+
 def _offsets(counts: np.ndarray) -> np.ndarray:
     out = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=out[1:])

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
+from ...automata.byte_dfa import ByteDFA, provide_builder, regex_to_byte_dfa
 from ...automata.determinize import distinct_columns
 from .chars import ANY_CHAR
 
@@ -100,3 +100,6 @@ def _bfs_numbered(trans: np.ndarray, acc: np.ndarray, start: int):
     out = trans[order]
     out = np.where(out >= 0, perm[np.maximum(out, 0)], -1).astype(np.int32)
     return np.ascontiguousarray(out), acc[order].copy(), 0
+
+
+provide_builder(counted_string_automaton)   # also where a counted string is one alternative

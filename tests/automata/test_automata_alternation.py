@@ -1,0 +1,81 @@
+"""Regexes that are unions at their top: where they split, and that the automaton built from
+the alternatives' automata equals the one read from the whole pattern."""
+import random
+import re
+
+import numpy as np
+import pytest
+
+from constrained.automata import byte_dfa
+from constrained.automata.alternation import top_alternatives
+from constrained.automata.determinize import determinize_union
+from constrained.errors import RegexError
+
+
+@pytest.mark.parametrize("pattern,parts", [
+    ("a|b", ["a", "b"]),
+    ("(?:ab|c(d|e))", ["ab", "c(d|e)"]),
+    ("(?:a|b)|c", ["(?:a|b)", "c"]),
+    (r"[|]x|\|y|[]|]z", ["[|]x", r"\|y", "[]|]z"]),
+    (r"[^]|]|\\", ["[^]|]", r"\\"]),
+    ('"(?:[^"\\\\]|\\\\.){2,4}"|null', ['"(?:[^"\\\\]|\\\\.){2,4}"', "null"]),
+    ("(?:a|b)*", None),             # a repeated group is not a union
+    ("(?:a|b)(?:c|d)", None),       # two groups: a concatenation
+    ("abc", None),
+    ("^a|b", None),                 # anchors stay with the whole pattern
+    ("a|b$", None),
+    ("(?i:a)|b", None),             # inline flags
+    ("(?i)a|b", None),
+    ("(a)|\\1", None),              # a backreference
+    ("a(?=b)|c", None),             # a lookaround
+    ("a||b", None),                 # an empty alternative
+    (r"\bx|y", None),
+    ("[a|b", None),                 # unbalanced
+])
+def test_top_alternatives(pattern, parts):
+    assert top_alternatives(pattern) == parts
+
+
+PIECES = ["a", "b+", "[a-c]{2,4}", "(?:ab|ba)*", "x?", r"\d{1,3}", "é", "[^a]", "(?:é|ü)+",
+          '"(?:[^"\\\\]|\\\\.){0,3}"', ".", "[ab]*c"]
+
+
+def _same(x, y) -> bool:
+    return (x.initial == y.initial and np.array_equal(x.transitions, y.transitions)
+            and np.array_equal(x.accepting, y.accepting))
+
+
+def test_union_of_alternatives_equals_reading_the_whole_pattern():
+    rng = random.Random(5)
+    split = 0
+    for _ in range(150):
+        alts = ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 3)))
+                for _ in range(rng.randint(2, 4))]
+        pattern = "|".join(alts) if rng.random() < 0.5 else "(?:" + "|".join(alts) + ")"
+        split += top_alternatives(pattern) is not None
+        got = byte_dfa._build_uncached(pattern, 10_000)
+        want = byte_dfa._build_general(pattern, 10_000)
+        assert _same(got, want), pattern
+        for text in ("", "a", "ab", "abba", "12", '"x"', "éü", "bbb", "acc", "xx"):
+            assert got.accepts(text.encode()) == bool(re.fullmatch(pattern, text)), (pattern,
+                                                                                   text)
+    assert split == 150
+
+
+def test_an_error_in_an_alternative_is_reported_at_its_place_in_the_whole_pattern():
+    pattern = "abc|d[z-a]e"
+    assert top_alternatives(pattern) is not None
+    with pytest.raises(RegexError) as split:
+        byte_dfa.regex_to_byte_dfa(pattern)
+    with pytest.raises(RegexError) as whole:
+        byte_dfa._build_general(pattern, 100)
+    assert split.value.position == whole.value.position == 6
+
+
+def test_union_skips_empty_languages():
+    a = byte_dfa.regex_to_byte_dfa("ab")
+    empty = (np.zeros((0, 256), np.int32), np.zeros(0, bool), -1)
+    trans, acc, initial = determinize_union([empty, (a.transitions, a.accepting, a.initial)],
+                                            100)
+    got = byte_dfa.dfa_from_arrays(trans, acc, initial)
+    assert _same(got, a)
