@@ -9,6 +9,7 @@ a ^ or $ that is not at an end of the pattern never matches there.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 import re._constants as C  # type: ignore[import-not-found]
 import re._parser as P  # type: ignore[import-not-found]
 
@@ -29,8 +30,10 @@ class PatternError(ValueError):
     """The pattern uses a construct that cannot become a regular terminal."""
 
 
+@lru_cache(maxsize=256)
 def parse(pattern: str):
-    """Parse an ECMA pattern with Python's parser (named groups rewritten); PatternError if not."""
+    """Parse an ECMA pattern with Python's parser (named groups rewritten); PatternError if not.
+    Cached (schemas repeat patterns and formats): callers only read the tree."""
     text = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
     try:
         tree = P.parse(text)
@@ -41,12 +44,14 @@ def parse(pattern: str):
     return tree
 
 
+@lru_cache(maxsize=1024)
 def width(pattern: str) -> tuple[int, int | None]:
     """Min and max decoded length of the strings the (anchored) pattern matches."""
     lo, hi = parse(pattern).getwidth()
     return lo, (None if hi >= C.MAXREPEAT else hi)
 
 
+@lru_cache(maxsize=1024)
 def is_anchored(pattern: str) -> bool:
     """True when the pattern is ^...$ as a whole, so its match is the whole string."""
     items = list(parse(pattern))
@@ -54,6 +59,7 @@ def is_anchored(pattern: str) -> bool:
             and items[-1][0] == C.AT and items[-1][1] in (C.AT_END, C.AT_END_STRING))
 
 
+@lru_cache(maxsize=1024)
 def pattern_body(pattern: str) -> str | None:
     """Regex over encoded string content whose decoded text contains a match of ``pattern``
     (None when no string does)."""
@@ -180,6 +186,7 @@ def _class(items) -> chars.Ranges:
     return chars.complement(ranges) if negate else chars.normalize(ranges)
 
 
+@lru_cache(maxsize=1024)
 def bounded_body(pattern: str, lo: int, hi: int | None) -> str | None:
     """Body for an anchored pattern of single characters with at most one repeated character
     (e.g. ^ab[a-z]+$), with the repeat tightened so the whole length is in [lo, hi].
