@@ -50,6 +50,19 @@ class ByteNFA:
                 cur = nxt
         return a, b
 
+    def clone(self, first: int, end: int) -> int:
+        """Copies nodes ``first..end-1`` (a fragment whose edges stay among them) after the
+        last node; returns how far the copy's node ids are from the original's."""
+        if len(self.eps) + (end - first) > self._max_nodes:
+            raise LimitExceededError(
+                f"regex automaton exceeds {self._max_nodes} NFA nodes (raise max_states)")
+        off = len(self.eps) - first
+        eps, edges = self.eps, self.edges
+        for k in range(first, end):
+            eps.append([d + off for d in eps[k]])
+            edges.append([(lo, hi, d + off) for lo, hi, d in edges[k]])
+        return off
+
     def empty(self) -> tuple[int, int]:
         a, b = self.new_node(), self.new_node()
         self.eps[a].append(b)
@@ -91,13 +104,14 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
             cur = y
         return first, cur
     if isinstance(node, _p._Repeated):
+        copies = _copies(nfa, node.base, flags, node.min + (1 if node.max is None
+                                                             else node.max - node.min))
         a = cur = nfa.new_node()
-        for _ in range(node.min):
-            x, y = _build(nfa, node.base, flags)
+        for x, y in copies[:node.min]:
             nfa.eps[cur].append(x)
             cur = y
         if node.max is None:
-            x, y = _build(nfa, node.base, flags)
+            x, y = copies[-1]
             loop = nfa.new_node()
             nfa.eps[cur].append(loop)
             nfa.eps[loop].append(x)
@@ -105,8 +119,7 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
             return a, loop
         end = nfa.new_node()
         nfa.eps[cur].append(end)
-        for _ in range(node.max - node.min):
-            x, y = _build(nfa, node.base, flags)
+        for x, y in copies[node.min:]:
             nfa.eps[cur].append(x)
             nfa.eps[y].append(end)
             cur = y
@@ -126,6 +139,21 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
     if isinstance(node, _p._NonCapturing):
         raise RegexError("unsupported regex construct: a lookaround", position=0)
     raise RegexError(f"unsupported regex construct: {type(node).__name__}", position=0)
+
+
+def _copies(nfa: ByteNFA, base, flags, count: int) -> list[tuple[int, int]]:
+    """``count`` separate fragments of ``base``: built once, then copied node for node (a
+    counted repeat would otherwise read the same subtree ``count`` times)."""
+    if count == 0:
+        return []
+    first = len(nfa.eps)
+    x, y = _build(nfa, base, flags)
+    end = len(nfa.eps)
+    out = [(x, y)]
+    for _ in range(count - 1):
+        off = nfa.clone(first, end)
+        out.append((x + off, y + off))
+    return out
 
 
 def parse_to_nfa(text: str, max_nodes: int) -> ByteNFA:
