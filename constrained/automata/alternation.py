@@ -47,6 +47,8 @@ def top_alternatives(pattern: str) -> list[str] | None:
             depth += 1
         elif c == ")":
             depth -= 1
+            if depth < 0:
+                return None
             if depth == 0 and wrapped_to < 0 and pattern.startswith("(?:"):
                 wrapped_to = i
         elif c == "|" and depth <= 1:

@@ -31,6 +31,9 @@ from constrained.errors import RegexError
     ("a||b", None),                 # an empty alternative
     (r"\bx|y", None),
     ("[a|b", None),                 # unbalanced
+    (")|", None),
+    ("a)|(b", None),
+    ("(a|b", None),
 ])
 def test_top_alternatives(pattern, parts):
     assert top_alternatives(pattern) == parts
@@ -79,3 +82,27 @@ def test_union_skips_empty_languages():
                                             100)
     got = byte_dfa.dfa_from_arrays(trans, acc, initial)
     assert _same(got, a)
+
+
+def _outcome(build, pattern):
+    try:
+        d = build(pattern)
+    except Exception as e:  # noqa: BLE001 - compared: the same type and position
+        return type(e), getattr(e, "position", None)
+    return d.initial, d.transitions.tobytes(), d.accepting.tobytes()
+
+
+def test_random_texts_split_or_not_give_what_reading_the_whole_pattern_gives():
+    rng = random.Random(11)
+    alphabet = "ab|||()[]^$\\?*+{}1,:.-é"
+    split = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9)))
+        parts = top_alternatives(text)
+        if parts is None:
+            continue
+        split += 1
+        got = _outcome(lambda p: byte_dfa._build_uncached(p, 2000), text)
+        want = _outcome(lambda p: byte_dfa._build_general(p, 2000), text)
+        assert got == want, text
+    assert split > 100
