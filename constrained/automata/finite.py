@@ -19,11 +19,10 @@ def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
     if q in memo:
         return memo[q]
     on_path = {q}
-    stack = [(q, iter(np.flatnonzero(trans[q] >= 0).tolist()))]
+    stack = [(q, iter(_next_states(trans, q)))]
     while stack:
         node, it = stack[-1]
-        for b in it:
-            nxt = int(trans[node, b])
+        for nxt in it:
             if nxt in on_path or memo.get(nxt):
                 for n, _ in stack:
                     memo[n] = True
@@ -31,7 +30,7 @@ def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
             if nxt in memo:
                 continue
             on_path.add(nxt)
-            stack.append((nxt, iter(np.flatnonzero(trans[nxt] >= 0).tolist())))
+            stack.append((nxt, iter(_next_states(trans, nxt))))
             break
         else:
             stack.pop()
@@ -40,17 +39,29 @@ def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
     return memo[q]
 
 
+def _next_states(trans: np.ndarray, q: int) -> set[int]:
+    """The distinct states one byte leads to from ``q`` (a row often has a few targets)."""
+    out = set(trans[q].tolist())
+    out.discard(-1)
+    return out
+
+
 def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:
     """The texts of an acyclic DFA, or None when there are more than ``limit``."""
+    trans = dfa.transitions
+    states, byte = np.nonzero(trans >= 0)
+    edges: list[list[tuple[bytes, int]]] = [[] for _ in range(len(trans))]
+    for q, b, t in zip(states.tolist(), byte.tolist(), trans[states, byte].tolist()):
+        edges[q].append((bytes((b,)), t))
+    accepting = dfa.accepting.tolist()
     out = []
     todo = [(dfa.initial, b"")]
-    trans = dfa.transitions
     while todo:
         q, text = todo.pop()
-        if dfa.accepting[q]:
+        if accepting[q]:
             out.append(text)
             if len(out) > limit:
                 return None
-        for b in np.flatnonzero(trans[q] >= 0).tolist():
-            todo.append((int(trans[q, b]), text + bytes((b,))))
+        for b, t in edges[q]:
+            todo.append((t, text + b))
     return out

@@ -12,6 +12,7 @@ from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
 from .chars import ANY_CHAR, literal_string
 from .formats import format_body
+from .json_equality import enum_contains, json_equal
 from .layout import Layout
 from .long_strings import chunked_string
 from .merge import ANNOTATIONS, for_validator, merge, type_set
@@ -63,7 +64,17 @@ class Converter:
         resource = referencing.jsonschema.DRAFT202012.create_resource(self.index.root)
         registry = referencing.Registry().with_resources(
             [(self.index.base, resource), (DEFAULT_BASE, resource)])
-        return lambda schema: jsonschema.Draft202012Validator(schema, registry=registry)
+        from jsonschema.exceptions import ValidationError
+
+        def enum(validator, enums, instance, schema):
+            # the package compares against every value: N values checked against their own
+            # enum would cost N * N comparisons
+            if not isinstance(enums, list) or not enum_contains(enums, instance):
+                yield ValidationError("the value is not one of the enum's values")
+
+        validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                                 {"enum": enum})
+        return lambda schema: validator(schema, registry=registry)
 
     # -- errors -------------------------------------------------------------------------------
     def refuse(self, pointer: str, keyword: str, message: str) -> None:
@@ -440,21 +451,9 @@ def _simple_check(instance, schema) -> bool | None:
         names = types if isinstance(types, list) else [types]
         if not any(_JSON_TYPES.get(t, lambda v: False)(instance) for t in names):
             return False
-    if "const" in schema and not _json_equal(instance, schema["const"]):
+    if "const" in schema and not json_equal(instance, schema["const"]):
         return False
-    if "enum" in schema and not any(_json_equal(instance, v) for v in schema["enum"]):
+    if "enum" in schema and not (isinstance(schema["enum"], list)
+                                 and enum_contains(schema["enum"], instance)):
         return False
     return True
-
-
-def _json_equal(a, b) -> bool:
-    """JSON equality: 1 == 1.0, true != 1, objects by members, arrays by order."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b

@@ -1,0 +1,37 @@
+"""Finite languages of byte DFAs: cycle detection and the list of texts, against brute force."""
+import itertools
+import re
+
+import pytest
+
+from constrained.automata.byte_dfa import regex_to_byte_dfa
+from constrained.automata.finite import dfa_is_finite, dfa_texts, reaches_cycle
+
+
+@pytest.mark.parametrize("pattern,finite", [
+    ("abc", True), ("(a|bc){0,3}d?", True), ("[ab]{2,4}", True), ("é|ü{1,2}", True),
+    ("a*", False), ("x(ab)+y", False), ("(a|b{1,3})c*", False), ("[^a]{3}", True),
+])
+def test_finiteness(pattern, finite):
+    dfa = regex_to_byte_dfa(pattern)
+    assert dfa_is_finite(dfa) == finite
+    memo = {}
+    for q in range(dfa.n_states):   # a shared memo answers like a fresh one
+        assert reaches_cycle(dfa.transitions, q, memo) == reaches_cycle(dfa.transitions, q, {})
+
+
+@pytest.mark.parametrize("pattern", ["abc", "(a|bc){0,3}d?", "[ab]{2,4}", "é|ü{1,2}", "(x|yz|)w?"])
+def test_texts_are_the_language(pattern):
+    dfa = regex_to_byte_dfa(pattern)
+    texts = dfa_texts(dfa, 10_000)
+    assert len(texts) == len(set(texts))
+    alphabet = sorted({c for c in pattern if c.isalpha()})
+    want = {"".join(p).encode() for n in range(8) for p in itertools.product(alphabet, repeat=n)
+            if re.fullmatch(pattern, "".join(p))}
+    assert set(texts) == want
+
+
+def test_texts_past_the_limit_are_none():
+    dfa = regex_to_byte_dfa("[ab]{1,6}")
+    assert len(dfa_texts(dfa, 126)) == 126
+    assert dfa_texts(dfa, 125) is None
