@@ -7,8 +7,10 @@ not fatal.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from typing import Any
 
@@ -48,8 +50,10 @@ class ThisProject(Engine):
 
     def __init__(self, bv: BenchVocabulary) -> None:
         super().__init__(bv)
-        # a fresh disk cache so compile times are cold
-        os.environ["CONSTRAINED_CACHE_DIR"] = tempfile.mkdtemp(prefix="constrained-bench-")
+        # a fresh disk cache so compile times are cold (removed when the process ends)
+        cache = tempfile.mkdtemp(prefix="constrained-bench-")
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)
+        os.environ["CONSTRAINED_CACHE_DIR"] = cache
         self.schema_options: dict = {}   # Grammar.from_json_schema options
 
     def compile(self, kind: str, source: Any) -> Any:

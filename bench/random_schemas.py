@@ -16,9 +16,11 @@ invalidation error.
 from __future__ import annotations
 
 import argparse
+import atexit
 import copy
 import json
 import random
+import shutil
 import string
 import sys
 import tempfile
@@ -269,6 +271,8 @@ def main(argv: list[str] | None = None) -> None:
     args, rest = parser.parse_known_args(argv)
     seed = args.seed if args.seed is not None else int(time.time() * 1000) % 1_000_000
     out = Path(args.out or tempfile.mkdtemp(prefix="random-schemas-"))
+    if not args.out:
+        atexit.register(shutil.rmtree, out, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     n_docs = make_files(out, args.schemas, args.docs, seed)
     print(f"random schemas: {args.schemas} schemas, {n_docs} documents, seed {seed}, in {out}")
