@@ -63,6 +63,9 @@ def merge(a, b, pointer: str):
         out[CONTAINS_ALL] = list(conditions.values())
         out["__merged__"] = True
         return out
+    if ca and cb:   # one contains schema: its default minContains (1) must take part in the max
+        a = a if "minContains" in a else {**a, "minContains": 1}
+        b = b if "minContains" in b else {**b, "minContains": 1}
     if "if" in a and "if" in b:     # one condition stays, the other becomes its two cases
         b = _condition_as_union(b)
     out = dict(a)
