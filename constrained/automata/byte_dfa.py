@@ -192,8 +192,9 @@ def provide_dfa(pattern: str, dfa: ByteDFA) -> None:
     _PROVIDED.put(pattern, dfa)
 
 
-# pattern -> its DFA or None: builders of pattern shapes other layers know a direct way to
-_BUILDERS: list = []
+# pattern -> its DFA or None: the provided automata, then builders of pattern shapes other
+# layers know a direct way to
+_BUILDERS: list = [_PROVIDED.get]
 
 
 def provide_builder(builder) -> None:
@@ -204,12 +205,11 @@ def provide_builder(builder) -> None:
 
 
 def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
-    provided = _PROVIDED.get(pattern)
-    if provided is None:
-        for builder in _BUILDERS:
-            provided = builder(pattern)
-            if provided is not None:
-                break
+    provided = None
+    for builder in _BUILDERS:
+        provided = builder(pattern)
+        if provided is not None:
+            break
     if provided is not None and provided.n_states <= max_states:
         return ByteDFA(provided.transitions, provided.accepting, provided.initial, pattern)
     words = literal_alternatives(pattern)

@@ -21,14 +21,9 @@ def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, 
     edges = np.array([e for es in nfa.edges for e in es], dtype=np.int32).reshape(-1, 3)
     eps = np.fromiter((d for es in nfa.eps for d in es), dtype=np.int32,
                       count=int(eps_counts.sum()))
-    got = subset_construction(_offsets(edge_counts), np.ascontiguousarray(edges[:, 0]),
-                              np.ascontiguousarray(edges[:, 1]),
-                              np.ascontiguousarray(edges[:, 2]), _offsets(eps_counts), eps,
-                              nfa.start, nfa.final, max_states, _check)
-    if got is None:
-        raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
-    trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
-    return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
+    return _subsets(_offsets(edge_counts), np.ascontiguousarray(edges[:, 0]),
+                    np.ascontiguousarray(edges[:, 1]), np.ascontiguousarray(edges[:, 2]),
+                    _offsets(eps_counts), eps, nfa.start, nfa.final, max_states=max_states)
 
 
 def determinize_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
@@ -70,10 +65,16 @@ def determinize_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
     def flat(parts: list) -> np.ndarray:
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), np.int32)
 
-    got = subset_construction(_offsets(edge_counts), flat(los), flat(his), flat(dsts),
-                              _offsets(eps_counts),
-                              np.ascontiguousarray(np.asarray(eps_dst, np.int32)[order]),
-                              0, 1, max_states, _check)
+    return _subsets(_offsets(edge_counts), flat(los), flat(his), flat(dsts),
+                    _offsets(eps_counts),
+                    np.ascontiguousarray(np.asarray(eps_dst, np.int32)[order]), 0, 1,
+                    max_states=max_states)
+
+
+def _subsets(*nfa_arrays, max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The C subset construction on an NFA in arrays (edge offsets, lows, highs, targets,
+    epsilon offsets, epsilon targets, start, final): the DFA table, initial state 0."""
+    got = subset_construction(*nfa_arrays, max_states, _check)
     if got is None:
         raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
     trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()

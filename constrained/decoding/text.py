@@ -16,18 +16,22 @@ from typing import Sequence
 class SentenceGate:
     """Whether the text up to a position is a complete sentence of a grammar.
 
-    Positions are asked in increasing order and one fresh matcher reads the text once, so a
-    text with many stop-string occurrences costs one pass, not one per occurrence.
+    Positions are asked in increasing order and one fresh matcher (made by ``new_matcher``
+    when a stop string first appears) reads the text once, so a text with many stop-string
+    occurrences costs one pass, not one per occurrence.
     """
 
-    def __init__(self, matcher) -> None:
-        self._matcher = matcher
+    def __init__(self, new_matcher) -> None:
+        self._new_matcher = new_matcher
+        self._matcher = None
         self._read = 0        # characters of the text the matcher has read
         self._dead = False    # the matcher refused the text (it holds a replaced byte)
 
     def complete_at(self, text: str, end: int) -> bool:
         if self._dead or end < self._read:
             return False
+        if self._matcher is None:
+            self._matcher = self._new_matcher()
         if end > self._read:
             if not self._matcher.accept_bytes(text[self._read:end].encode("utf-8")):
                 self._dead = True

@@ -74,7 +74,7 @@ def test_gate_stops_only_after_a_complete_sentence(pattern, stops):
                 want = text[:i]
                 break
         counting = _Counting(cg.matcher())
-        tracker = TextTracker(stops, SentenceGate(counting))
+        tracker = TextTracker(stops, SentenceGate(lambda: counting))
         got = _feed(tracker, text, rng)
         assert got == want and tracker.stopped == (want != text), (pattern, text)
         assert counting.read <= len(text.encode())
@@ -83,7 +83,7 @@ def test_gate_stops_only_after_a_complete_sentence(pattern, stops):
 def test_gate_reads_a_text_of_many_stop_strings_once():
     cg = compile_grammar(Grammar.from_regex(r"(a,)*b"), VOCAB)
     counting = _Counting(cg.matcher())
-    tracker = TextTracker([","], SentenceGate(counting))
+    tracker = TextTracker([","], SentenceGate(lambda: counting))
     for _ in range(5000):
         tracker.feed(b"a,")
     assert not tracker.stopped and counting.read < 10_000
@@ -93,6 +93,6 @@ def test_gate_reads_a_text_of_many_stop_strings_once():
 
 def test_gate_never_stops_after_text_the_grammar_refuses():
     cg = compile_grammar(Grammar.from_regex(r"ab"), VOCAB)
-    tracker = TextTracker(["!"], SentenceGate(cg.matcher()))
+    tracker = TextTracker(["!"], SentenceGate(cg.matcher))
     tracker.feed(b"\xff!ab!")   # the replaced byte is not grammar text
     assert not tracker.stopped

@@ -11,6 +11,7 @@ import math
 import re
 
 from ...errors import UnsupportedSchemaError
+from .json_equality import enum_contains, json_equal
 
 _TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
 _MAXIMA = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum",
@@ -84,7 +85,7 @@ def merge(a, b, pointer: str):
         av = out[key]
         if av == bv:
             continue
-        if key == "const" and not _json_eq(av, bv):
+        if key == "const" and not json_equal(av, bv):
             return False
         out[key] = _merge_key(key, av, bv, a, b, pointer)
     _merge_properties(out, a, b, pointer)
@@ -188,7 +189,7 @@ def _merge_key(key, av, bv, a, b, pointer):
     if key == "required":
         return list(dict.fromkeys(list(av) + list(bv)))
     if key == "enum":
-        return [v for v in av if any(_json_eq(v, w) for w in bv)]
+        return [v for v in av if enum_contains(bv, v)]
     if key in ("additionalProperties", "items", "additionalItems"):
         if isinstance(av, list) or isinstance(bv, list):
             raise UnsupportedSchemaError("allOf with two array-form items cannot be merged",
@@ -299,7 +300,3 @@ def _num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _json_eq(x, y) -> bool:
-    if isinstance(x, bool) or isinstance(y, bool):
-        return type(x) is type(y) and x == y
-    return x == y
