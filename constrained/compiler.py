@@ -7,6 +7,7 @@ goes to the context-free engine (``constrained.cfg.compile_cfg``). Both produce 
 from __future__ import annotations
 
 from .deadline import compile_deadline
+from .gc_pause import gc_paused
 from .grammar import Grammar
 from .matching import CompiledGrammar, GrammarMatcher
 from .vocabulary import Vocabulary
@@ -27,7 +28,7 @@ def compile_grammar(grammar: Grammar, vocab: Vocabulary, **options) -> CompiledG
     compile that runs longer with LimitExceededError. Other options go to
     ``constrained.cfg.compile_cfg``.
     """
-    with compile_deadline(options.pop("compile_timeout", DEFAULT_COMPILE_TIMEOUT)):
+    with compile_deadline(options.pop("compile_timeout", DEFAULT_COMPILE_TIMEOUT)), gc_paused():
         return _compile(grammar, vocab, **options)
 
 

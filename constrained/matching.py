@@ -6,11 +6,44 @@ decode loop and the integrations work with any of them.
 """
 from __future__ import annotations
 
+import weakref
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
+import numpy as np
+
+from .bitmask import token_ids_to_bitmask
 from .errors import MatcherError
 from .grammar import Grammar
 from .vocabulary import Vocabulary
+
+
+@dataclass(frozen=True)
+class VocabularyFacts:
+    """What every compiled grammar of one vocabulary looks up on the hot path, built once per
+    vocabulary (not per compile)."""
+
+    eos_mask: np.ndarray          # read-only words with exactly the end-of-sequence tokens
+    eos_ids: frozenset
+    special_ids: frozenset        # special tokens step as their spellings
+    text_ok: bytes                # per token: 1 when it can carry grammar text (bytes, not a
+    #                               list: a list of vocabulary size is scanned by every collection)
+
+
+_FACTS: "weakref.WeakKeyDictionary[Vocabulary, VocabularyFacts]" = weakref.WeakKeyDictionary()
+
+
+def vocabulary_facts(vocab: Vocabulary) -> VocabularyFacts:
+    """The vocabulary's ``VocabularyFacts`` (kept while the vocabulary lives)."""
+    facts = _FACTS.get(vocab)
+    if facts is None:
+        eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
+        eos_mask.setflags(write=False)
+        facts = VocabularyFacts(
+            eos_mask, frozenset(vocab.eos_token_ids), frozenset(vocab.special_token_ids),
+            vocab.text_token_mask[:vocab.n_tokens].astype(np.uint8).tobytes())
+        facts = _FACTS.setdefault(vocab, facts)
+    return facts
 
 
 class GrammarMatcher(ABC):

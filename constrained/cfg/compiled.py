@@ -1,10 +1,8 @@
 """A context-free grammar compiled against a vocabulary (immutable, shareable across threads)."""
 from __future__ import annotations
 
-import numpy as np
-
-from ..bitmask import bitmask_words, token_ids_to_bitmask
-from ..matching import CompiledGrammar
+from ..bitmask import bitmask_words
+from ..matching import CompiledGrammar, vocabulary_facts
 from ..grammar import Grammar
 from ..vocabulary import Vocabulary
 from .mask import MaskEngine
@@ -29,13 +27,12 @@ class CompiledCFG(CompiledGrammar):
         self.runtime = runtime
         self.engine = engine
         self.words = bitmask_words(vocab.size)
-        self.eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
-        self.eos_mask.setflags(write=False)
-        self.eos_ids = frozenset(vocab.eos_token_ids)
+        facts = vocabulary_facts(vocab)
+        self.eos_mask = facts.eos_mask
+        self.eos_ids = facts.eos_ids
         # special tokens step as their spellings (only grammars naming them can read those)
-        self.special_ids = frozenset(vocab.special_token_ids)
-        # bytes, not a list: a list of vocabulary size is scanned by every garbage collection
-        self.text_ok = vocab.text_token_mask[:vocab.n_tokens].astype(np.uint8).tobytes()
+        self.special_ids = facts.special_ids
+        self.text_ok = facts.text_ok
 
     def matcher(self):
         if self.grammar.distinct_keys or self.grammar.distinct_arrays:

@@ -55,6 +55,7 @@ class DistinctStringsMatcher(CFGMatcher):
         # what each (grammar state, scan state) forbids, shared by the grammar's matchers
         self._cache: dict = compiled.__dict__.setdefault("_distinct_forbidden", {})
         self._new_key_tokens: dict = {}
+        self._sep_fits: dict = {}
         self._index = None
         prepared = compiled.prepared
         names = set(compiled.grammar.distinct_arrays)
@@ -92,17 +93,20 @@ class DistinctStringsMatcher(CFGMatcher):
         string_start = phase == KEY_OPEN or phase == KEY_NEXT or (
             phase == VALUE and frames and type(frames[-1]) is Items)
         context = ESCAPED if phase == KEY_ESC or phase == STRING_ESC else phase in IN_STRING
+        in_key = phase == KEY or phase == KEY_ESC
+        rests, partial = (), b""
+        if in_key and _may_repeat(key_raw, frames[-1]):
+            written, partial = decoded_prefix(key_raw)
+            rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
+        if not string_start and not rests:
+            return self._separator_tokens(index, context, in_key, state, scanned, mask)
         parts = list(self._new_keys(index, context, string_start, frames))
         crossing: list = []
-        if phase == KEY or phase == KEY_ESC:
-            if _may_repeat(key_raw, frames[-1]):
-                written, partial = decoded_prefix(key_raw)
-                rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
-                if rests and partial:      # inside an escape: every allowed token is checked
-                    parts.append(allowed_token_ids(mask, self.compiled.vocab.size)
-                                 .astype(np.int32))
-                elif rests:
-                    parts += index.current_key(rests)
+        if in_key:
+            if rests and partial:      # inside an escape: every allowed token is checked
+                parts.append(allowed_token_ids(mask, self.compiled.vocab.size).astype(np.int32))
+            elif rests:
+                parts += index.current_key(rests)
             # tokens that close the key and open another one (rarely allowed in a key)
             crossing = allowed_ids(mask, [index.crossers_in[context]])
         found = allowed_ids(mask, parts) if parts else []
@@ -114,6 +118,40 @@ class DistinctStringsMatcher(CFGMatcher):
         if phase == KEY and frames[-1]:
             check = self._plain_key_tokens(state, key_raw, frames[-1], check, bad)
         return bad + [t for t in check if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+
+    def _separator_tokens(self, index, context, in_key: bool, state, scanned,
+                          mask: np.ndarray) -> list[int]:
+        """The forbidden tokens where no key may open at the token's start and the key being
+        read (if any) is a prefix of no used key: then only a token that opens a key after a
+        separator in it (or closes this key and opens another) can repeat one. Few such
+        tokens are ever allowed; those whose key text fits a used key are checked (and every
+        one closing this key)."""
+        allowed = allowed_ids(mask, [index.sep_any[context]])
+        check = allowed_ids(mask, [index.crossers_in[context]]) if in_key else []
+        if not allowed and not check:
+            return []
+        if allowed:
+            fits = self._fitting_separator_tokens(index, context, scanned[0])
+            check += [t for t in allowed if t in fits]
+        tokens = self._tokens
+        return [t for t in dict.fromkeys(check)
+                if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+
+    def _fitting_separator_tokens(self, index, context, frames: tuple) -> frozenset:
+        """The tokens of ``index.sep_any[context]`` whose key text after a separator fits a
+        key of ``frames`` (kept per frames: they change only when a key is added)."""
+        key = (context, frames)
+        fits = self._sep_fits.get(key)
+        if fits is None:
+            keys = [f for f in frames if f]
+            fits = frozenset(
+                t for t, segs in index.sep_texts[context].items()
+                if any(seg is None or any(seg[0] in f if seg[1] else seg[0] in _prefixes(f)
+                                          for f in keys) for seg in segs))
+            if len(self._sep_fits) > 256:
+                self._sep_fits.clear()
+            self._sep_fits[key] = fits
+        return fits
 
     def _plain_key_tokens(self, state, key_raw: bytes, used: frozenset, check, bad: list):
         """Judges the tokens of ``check`` that continue the key being read without ending it
@@ -132,7 +170,7 @@ class DistinctStringsMatcher(CFGMatcher):
         rest = []
         for t in check:
             data = tokens[t]
-            if b'"' in data or b"\\" in data or b"[" in data:
+            if _may_end_key(data):
                 rest.append(t)
                 continue
             if written + data not in prefixes:
@@ -263,6 +301,12 @@ class DistinctStringsMatcher(CFGMatcher):
         self._scans = [INITIAL]
 
 
+def _may_end_key(data: bytes) -> bool:
+    """Whether a token read inside a key may close it, or begin an escape or (in an array of
+    distinct strings) a nested array: such tokens are checked in full."""
+    return b'"' in data or b"\\" in data or b"[" in data
+
+
 def _may_repeat(key_raw: bytes, used: frozenset) -> bool:
     """Whether a string whose raw text so far is ``key_raw`` may still become one of ``used``
     (a cheap test first: an escape spells at least one byte in six, so a text much longer
@@ -309,8 +353,9 @@ class _KeyWalk:
     def _out(self, q: int) -> tuple:
         out = self.exits.get(q)
         if out is None:
-            row = self.rows[q]
-            out = self.exits[q] = tuple((b, n) for b, n in enumerate(row) if n >= 0)
+            row = self.trans[q]
+            live = np.flatnonzero(row >= 0)
+            out = self.exits[q] = tuple(zip(live.tolist(), row[live].tolist()))
         return out
 
     def _enter(self, q: int, raw: bytes):
@@ -363,9 +408,10 @@ class _KeyWalk:
         if not node[3]:
             suffixes = self._suffixes(q)
             if suffixes is not None:
-                # distinct completions, more than the keys written: one of them is unused
+                # distinct completions, more than the used keys they could spell: one of
+                # them is unused
                 used, written = self.used, node[1]
-                answer = self.memo[node] = len(suffixes) > len(used) or any(
+                answer = self.memo[node] = len(suffixes) > self.prefixes[written] or any(
                     written + x not in used for x in suffixes)
                 return answer
         memo, acc, used = self.memo, self.acc, self.used
@@ -401,12 +447,17 @@ class _KeyWalk:
         return False
 
 
-_PREFIXES = LRUCache(256)      # key set -> every prefix of its keys
+_PREFIXES = LRUCache(256)      # key set -> every prefix of its keys, with its count
 
 
-def _prefixes(used: frozenset) -> frozenset:
-    """Every prefix of every string of ``used``."""
+def _prefixes(used: frozenset) -> dict[bytes, int]:
+    """Every prefix of every string of ``used``, with the number of those strings it starts."""
     out = _PREFIXES.recent.get(used) or _PREFIXES.get(used)
     if out is None:
-        out = _PREFIXES.put(used, frozenset(k[:i] for k in used for i in range(len(k) + 1)))
+        out = {}
+        for k in used:
+            for i in range(len(k) + 1):
+                p = k[:i]
+                out[p] = out.get(p, 0) + 1
+        out = _PREFIXES.put(used, out)
     return out

@@ -122,6 +122,22 @@ class KeyIndex:
             setattr(self, name, _freeze(tables[name]))
         self.head_partial_texts = frozenset(k[0] for k in self.head_partial)
         self.partial_tail_texts = frozenset(k[:3] for k in self.partial_tail)
+        # per context: what each token ``new_keys`` may list after a separator writes of a
+        # key (None: it must always be checked), and those tokens as one id array
+        self.sep_texts: dict = {}
+        self.sep_any: dict = {}
+        for ctx in CONTEXTS:
+            texts: dict[int, list] = defaultdict(list)
+            for tid in np.concatenate([self.multi[ctx], self.crossers_out[ctx]]).tolist():
+                texts[tid].append(None)
+            for table, whole in ((self.inner, True), (self.tail, False),
+                                 (self.partial_tail, False)):
+                for (c, opener, text, *_), ids in table.items():
+                    if c == ctx and opener == "sep" and (text or table is not self.tail):
+                        for tid in ids.tolist():
+                            texts[tid].append((text, whole))
+            self.sep_texts[ctx] = {t: tuple(v) for t, v in texts.items()}
+            self.sep_any[ctx] = np.array(sorted(texts), dtype=np.int32)
 
     def tables(self) -> dict:
         """The tables as plain data (keys and id lists), what ``KeyIndex(vocab, tables)``

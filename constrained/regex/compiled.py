@@ -10,8 +10,8 @@ import numpy as np
 from ..automata import DEFAULT_MAX_STATES, ByteDFA, regex_to_byte_dfa
 from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..automata.token_table import TokenTable
-from ..bitmask import bitmask_words, token_ids_to_bitmask
-from ..matching import CompiledGrammar
+from ..bitmask import bitmask_words
+from ..matching import CompiledGrammar, vocabulary_facts
 from ..errors import RegexError
 from ..grammar import Grammar
 from ..vocabulary import Vocabulary
@@ -31,13 +31,13 @@ class CompiledRegex(CompiledGrammar):
         self.dfa = dfa
         self.table = table
         self.words = bitmask_words(vocab.size)
-        self.eos_mask = token_ids_to_bitmask(sorted(vocab.eos_token_ids), vocab.size)
-        self.eos_mask.setflags(write=False)
+        facts = vocabulary_facts(vocab)
+        self.eos_mask = facts.eos_mask
         self._masks: list[np.ndarray | None] = [None] * dfa.n_states
         self._lock = threading.Lock()
         # hot-path lookups for matchers
-        self.eos_ids = frozenset(vocab.eos_token_ids)
-        self.special_ids = frozenset(vocab.special_token_ids)
+        self.eos_ids = facts.eos_ids
+        self.special_ids = facts.special_ids
 
     def matcher(self):
         from .matcher import RegexMatcher

@@ -403,3 +403,19 @@ def test_json_schema_additional_keys_beside_pattern_properties(additional):
     for d, v in zip(docs, ok):
         m = compiled.matcher()
         assert (m.accept_string(json.dumps(d)) and m.is_accepting()) == v, d
+
+
+def test_json_schema_member_order_is_part_of_the_converted_schema():
+    """Two schemas that differ only in the order of their properties are two schemas: with
+    property_order="schema" each grammar writes its own order (a conversion cache keyed by
+    sorted text once handed the second schema the first one's grammar)."""
+    ab = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+          "required": ["a", "b"], "additionalProperties": False}
+    ba = {"type": "object", "properties": {"b": {"type": "integer"}, "a": {"type": "integer"}},
+          "required": ["a", "b"], "additionalProperties": False}
+    g_ab, g_ba = schema_to_grammar(ab), schema_to_grammar(ba)
+    assert EarleyOracle(g_ab).accepts('{"a": 1, "b": 2}')
+    assert not EarleyOracle(g_ab).accepts('{"b": 2, "a": 1}')
+    assert EarleyOracle(g_ba).accepts('{"b": 2, "a": 1}')
+    assert not EarleyOracle(g_ba).accepts('{"a": 1, "b": 2}')
+    assert json.loads(g_ba.text) == ba and list(json.loads(g_ba.text)["properties"]) == ["b", "a"]

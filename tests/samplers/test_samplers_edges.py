@@ -255,8 +255,12 @@ def test_top_p_partial_windows_equal_full_sort(seed):
         a, b = torch.isfinite(windowed), torch.isfinite(full)
         for r in range(3):
             if not torch.equal(a[r], b[r]):
-                # only a float-rounding boundary may differ: one token, with the mass on p
-                assert int((a[r] ^ b[r]).sum()) == 1, (seed, p, r)
-                small = a[r] if a[r].sum() < b[r].sum() else b[r]
-                mass = float(torch.softmax(lg[r].double(), 0)[small].sum())
-                assert abs(mass - p) < 1e-4, (seed, p, r, mass)
+                # only the float32 rounding of the running sum may move the cut: one set holds
+                # the other, and both hold a mass within rounding of p (the order in which a
+                # CPU's vector units add the probabilities up differs between machines)
+                small, big = (a[r], b[r]) if a[r].sum() < b[r].sum() else (b[r], a[r])
+                assert not bool((small & ~big).any()), (seed, p, r)
+                probs = torch.softmax(lg[r].double(), 0)
+                for kept in (small, big):
+                    mass = float(probs[kept].sum())
+                    assert abs(mass - p) < 1e-4, (seed, p, r, mass)

@@ -1,11 +1,13 @@
 """Public entry points: JSON Schema or Pydantic model -> Grammar."""
 from __future__ import annotations
 
+import gc
 import json
 from contextvars import copy_context
 from dataclasses import dataclass, field
 
 from ...deadline import compile_deadline
+from ...gc_pause import gc_paused
 from ...errors import GrammarError, LimitExceededError
 from ...lru import LRUCache
 from .._grammar import Grammar
@@ -36,47 +38,61 @@ def schema_to_grammar(schema, options: SchemaOptions | None = None, **kwargs) ->
         options = SchemaOptions(**kwargs)
     elif kwargs:
         raise TypeError("pass either options or keyword options, not both")
-    key = _cache_key(schema, options)
+    text = _schema_text(schema)
+    key = (text, options) if text is not None and len(text) <= _MAX_CACHED_TEXT else None
+    try:
+        hash(key)
+    except TypeError:           # options holding unhashable values: no cache
+        key = None
     if key is not None:
         hit = _CONVERTED.get(key)
         if hit is not None:
             return hit
-    grammar = _convert_limited(schema, options)
+    with gc_paused():
+        grammar = _convert_limited(schema, options, text)
     return _CONVERTED.put(key, grammar) if key is not None else grammar
 
 
-# converted schemas by (canonical JSON text, options): grammars are immutable, so a schema met
-# again (a tool of every request, a response format reused) is converted once per process
+# converted schemas by (JSON text, options): grammars are immutable, so a schema met again (a
+# tool of every request, a response format reused) is converted once per process. The text
+# keeps the schema's member order: the order of ``properties`` is the order of the output's
+# keys (property_order="schema")
 _CONVERTED = LRUCache(512)
 _MAX_CACHED_TEXT = 1 << 20
 
 
-def _cache_key(schema, options: SchemaOptions):
+def _schema_text(schema) -> str | None:
+    """The schema as JSON text, members in their order (None when it is not JSON data or
+    nests too deeply to serialize: such a schema is converted without the cache)."""
+    if isinstance(schema, str):
+        return schema
+    if isinstance(schema, bytes):
+        return None
     try:
-        text = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
-        key = (text, options)
-        hash(key)
+        return json.dumps(schema)
     except (TypeError, ValueError, RecursionError):
         return None
-    return key if len(text) <= _MAX_CACHED_TEXT else None
 
 
-def _convert_limited(schema, options: SchemaOptions) -> SchemaGrammar:
+def _convert_limited(schema, options: SchemaOptions, text: str | None = None) -> SchemaGrammar:
     with compile_deadline(options.compile_timeout):
         try:
-            return _convert(schema, options)
+            return _convert(schema, options, text)
         except RecursionError:
             pass
+        # the failed attempt left a deep, cyclic object graph; the collector is paused
+        gc.collect()
         deadline = copy_context()     # the deep-stack thread keeps the time limit
         try:
-            return call_with_deep_stack(lambda: deadline.run(_convert, schema, options))
+            return call_with_deep_stack(lambda: deadline.run(_convert, schema, options, text))
         except RecursionError:
             raise LimitExceededError("the schema nests or refers too deeply to convert") \
                 from None
 
 
-def _convert(schema, options: SchemaOptions) -> SchemaGrammar:
-    """Parse (when text), check against the metaschema, convert."""
+def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> SchemaGrammar:
+    """Parse (when text), check against the metaschema, convert (``dumped``: the schema's
+    JSON text when already serialized)."""
     text = schema
     if isinstance(schema, (str, bytes)):
         try:
@@ -93,7 +109,7 @@ def _convert(schema, options: SchemaOptions) -> SchemaGrammar:
     # before anything recurses into the document
     check_schema(schema, max_depth=options.max_schema_depth, max_enum=options.max_enum)
     if not isinstance(text, (str, bytes)):
-        text = json.dumps(schema, sort_keys=False)
+        text = dumped if dumped is not None else json.dumps(schema, sort_keys=False)
         schema = json.loads(text)       # a private copy, faster than copying the objects
     cv = Converter(schema, options, owned=True)
     start = cv.start()

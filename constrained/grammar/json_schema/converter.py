@@ -113,6 +113,7 @@ class Converter:
         while maybe_empty and self.counted_objects and drop_unwritable_members(
                 self, productive_symbols(self.b.rules, self.b.terminals) | set(self.b.terminals)):
             pass
+        self.counted_objects = []       # their builders refer back to the converter: no cycle
         if maybe_empty and "start" not in productive_symbols(self.b.rules, self.b.terminals):
             raise EmptyLanguageError("the schema admits no instance" + (
                 "" if not self._empty_at else " (the first part found to admit none is "
