@@ -131,24 +131,28 @@ class DistinctStringsMatcher(CFGMatcher):
         if not allowed and not check:
             return []
         if allowed:
-            fits = self._fitting_separator_tokens(index, context, scanned[0])
-            check += [t for t in allowed if t in fits]
+            always = index.sep_always[context]
+            frames = [f for f in scanned[0] if f]
+            check += [t for t in allowed if t in always
+                      or any(t in self._fitting_separator_tokens(index, context, f)
+                             for f in frames)]
         tokens = self._tokens
         return [t for t in dict.fromkeys(check)
                 if not self._keeps_keys_distinct(scanned, tokens[t], state)]
 
-    def _fitting_separator_tokens(self, index, context, frames: tuple) -> frozenset:
-        """The tokens of ``index.sep_any[context]`` whose key text after a separator fits a
-        key of ``frames`` (kept per frames: they change only when a key is added)."""
-        key = (context, frames)
+    def _fitting_separator_tokens(self, index, context, used: frozenset) -> frozenset:
+        """The tokens of ``index.sep_any[context]`` whose key text after a separator is one of
+        ``used`` (one container's strings) or, for a text the token leaves open, a prefix of
+        one (kept per container: its strings change only when one is added)."""
+        key = (context, used)
         fits = self._sep_fits.get(key)
         if fits is None:
-            keys = [f for f in frames if f]
             fits = frozenset(
                 t for t, segs in index.sep_texts[context].items()
-                if any(seg is None or any(seg[0] in f if seg[1] else seg[0] in _prefixes(f)
-                                          for f in keys) for seg in segs))
-            if len(self._sep_fits) > 256:
+                if any(seg is not None and (seg[0] in used if seg[1] else
+                                            any(k.startswith(seg[0]) for k in used))
+                       for seg in segs))
+            if len(self._sep_fits) > 1024:
                 self._sep_fits.clear()
             self._sep_fits[key] = fits
         return fits

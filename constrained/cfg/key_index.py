@@ -123,9 +123,11 @@ class KeyIndex:
         self.head_partial_texts = frozenset(k[0] for k in self.head_partial)
         self.partial_tail_texts = frozenset(k[:3] for k in self.partial_tail)
         # per context: what each token ``new_keys`` may list after a separator writes of a
-        # key (None: it must always be checked), and those tokens as one id array
+        # key (None: it must always be checked), those tokens as one id array, and those
+        # always checked
         self.sep_texts: dict = {}
         self.sep_any: dict = {}
+        self.sep_always: dict = {}
         for ctx in CONTEXTS:
             texts: dict[int, list] = defaultdict(list)
             for tid in np.concatenate([self.multi[ctx], self.crossers_out[ctx]]).tolist():
@@ -138,6 +140,7 @@ class KeyIndex:
                             texts[tid].append((text, whole))
             self.sep_texts[ctx] = {t: tuple(v) for t, v in texts.items()}
             self.sep_any[ctx] = np.array(sorted(texts), dtype=np.int32)
+            self.sep_always[ctx] = frozenset(t for t, v in texts.items() if None in v)
 
     def tables(self) -> dict:
         """The tables as plain data (keys and id lists), what ``KeyIndex(vocab, tables)``
