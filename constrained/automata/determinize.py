@@ -6,7 +6,7 @@ import numpy as np
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
-from ._dfa_tables import column_classes, minimize_table
+from ._dfa_tables import column_classes, minimize_table, renumber_rows
 from ._subsets import subset_construction
 from .byte_nfa import ByteNFA
 
@@ -116,6 +116,6 @@ def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     k = minimize_table(table, acc.view(np.uint8), int(initial), ids, reps)
     if k == 0:
         return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
-    rows = table[reps[:k]]
-    out = np.where(rows >= 0, ids[np.maximum(rows, 0)], -1).astype(np.int32)
+    out = np.empty((k, 256), dtype=np.int32)
+    renumber_rows(table, ids, reps[:k], out)
     return out, acc[reps[:k]], 0

@@ -139,3 +139,19 @@ def test_minimize_refuses_a_transition_outside_the_table():
     trans[0, 97] = 2
     with pytest.raises(ValueError, match="outside the table"):
         minimize(trans, np.array([False, True]), 0)
+
+
+def test_renumbering_rows_refuses_malformed_arguments():
+    from constrained.automata._dfa_tables import renumber_rows
+    trans = np.full((2, 256), -1, dtype=np.int32)
+    trans[0, 97] = 1
+    ids = np.array([0, 1], dtype=np.int32)
+    out = np.empty((2, 256), dtype=np.int32)
+    renumber_rows(trans, ids, np.array([1, 0], dtype=np.int32), out)
+    assert out[1, 97] == 1 and (out[0] == -1).all()
+    with pytest.raises(ValueError, match="outside the table"):
+        renumber_rows(trans, ids, np.array([2, 0], dtype=np.int32), out)
+    with pytest.raises(ValueError, match="expected"):
+        renumber_rows(trans, ids, np.array([0], dtype=np.int32), out)
+    with pytest.raises(ValueError, match="expected"):
+        renumber_rows(trans, ids[:1], np.array([0, 1], dtype=np.int32), out)

@@ -3,8 +3,8 @@
 ``"(?:CHAR){lo,hi}"`` read through the regex pipeline costs a subset construction over every
 counted position (tens of milliseconds for ``maxLength: 64``). The same DFA is a chain of copies
 of the one-character DFA: finishing a character in copy ``i`` enters copy ``i + 1``, and the
-closing quote leaves any copy ``lo <= i <= hi``. Built with array operations, then minimized,
-so it is exactly the DFA the regex pipeline would give.
+closing quote leaves any copy ``lo <= i <= hi``. Built with array operations, then minimized
+and numbered canonically, so it is exactly the DFA the regex pipeline would give.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, provide_builder, regex_to_byte_dfa
-from ...automata.determinize import distinct_columns
+from ...automata.determinize import minimize
 from .chars import ANY_CHAR
 
 _SHAPE = re.compile('(")?' + re.escape(ANY_CHAR) + r'\{(\d+)(?:(,)(\d*))?\}(")?')
@@ -79,27 +79,8 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     if opening:
         trans[0, _QUOTE] = base + q0
     start = 0 if opening else base + q0
-    return ByteDFA(*_bfs_numbered(trans, acc, start), pattern)
-
-
-def _bfs_numbered(trans: np.ndarray, acc: np.ndarray, start: int):
-    """Reachable states renumbered breadth first from the start: the regex pipeline's
-    canonical order (the chain is minimal and every state live by construction). Targets are
-    visited in byte order; the first byte of each group of equal columns gives that order."""
-    small = trans[:, distinct_columns(trans)].tolist()
-    order, number = [start], {start: 0}
-    i = 0
-    while i < len(order):
-        for c in small[order[i]]:
-            if c >= 0 and c not in number:
-                number[c] = len(order)
-                order.append(c)
-        i += 1
-    perm = np.full(len(trans), -1, dtype=np.int64)
-    perm[order] = np.arange(len(order))
-    out = trans[order]
-    out = np.where(out >= 0, perm[np.maximum(out, 0)], -1).astype(np.int32)
-    return np.ascontiguousarray(out), acc[order].copy(), 0
+    # the chain is minimal already: minimizing (in C) numbers it canonically
+    return ByteDFA(*minimize(trans, acc, start), pattern)
 
 
 provide_builder(counted_string_automaton)   # also where a counted string is one alternative
