@@ -1,16 +1,16 @@
 """Pausing Python's cyclic garbage collector while the engine builds many objects at once.
 
-Compiling a grammar and computing a new mask allocate many small containers that outlive the
-youngest generation (automata, parser columns, cached walks). Each allocation burst then sets off
+Converting a schema and compiling a grammar allocate many small containers that outlive the
+youngest generation (rules, terminals, automata). Each allocation burst then sets off
 collections of every generation, and a full collection walks every tracked object of the
-process: tens of milliseconds in a serving process, paid by whichever compile or mask happened
-to trigger it. A conversion or compile that succeeds leaves no cyclic garbage (reference
+process: tens of milliseconds in a serving process, paid by whichever compile happened to
+trigger it. A conversion or compile that succeeds leaves no cyclic garbage (reference
 counting frees all of it; one that fails may leave its traceback's, for the next collection),
 so pausing the collector for the duration of such a call loses nothing, and objects that die
 within it never reach an older generation.
 
-``gc_paused()`` wraps schema conversion, grammar compilation and the mask engine's cache
-misses (never the cheap cache hits). Pauses nest and may overlap across threads: the collector
+``gc_paused()`` wraps schema conversion and grammar compilation (not masks: there a pause only
+moved the collections into the next token's step). Pauses nest and may overlap across threads: the collector
 resumes when the last one ends, and only if it was enabled when the first began. Set the
 environment variable ``CONSTRAINED_PAUSE_GC=0`` before importing the package to leave the
 collector alone.

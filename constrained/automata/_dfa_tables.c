@@ -7,7 +7,8 @@
  * minimize_table: Hopcroft's partition refinement over those byte classes (a dead sink state
  * completes the table), then the classes reachable from the initial state numbered in
  * breadth-first order, bytes in ascending order: the canonical numbering, so equal languages
- * give equal tables. O(m n log n) for n states and m byte classes. */
+ * give equal tables; their rows are written renumbered into the caller's table. O(m n log n)
+ * for n states and m byte classes. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -184,11 +185,11 @@ done:
 
 static PyObject *minimize_table(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_trans, *o_acc, *o_ids, *o_reps;
+    PyObject *o_trans, *o_acc, *o_ids, *o_reps, *o_out;
     int initial;
-    if (!PyArg_ParseTuple(args, "OOiOO", &o_trans, &o_acc, &initial, &o_ids, &o_reps))
+    if (!PyArg_ParseTuple(args, "OOiOOO", &o_trans, &o_acc, &initial, &o_ids, &o_reps, &o_out))
         return NULL;
-    Py_buffer vt, va, vi, vr;
+    Py_buffer vt, va, vi, vr, vo;
     if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     if (PyObject_GetBuffer(o_acc, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&vt);
@@ -205,13 +206,20 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
         PyBuffer_Release(&vi);
         return NULL;
     }
+    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        PyBuffer_Release(&va);
+        PyBuffer_Release(&vi);
+        PyBuffer_Release(&vr);
+        return NULL;
+    }
     PyObject *result = NULL;
     Py_ssize_t n = vt.len / (4 * 256);
     if (vt.itemsize != 4 || vt.len % (4 * 256) || va.itemsize != 1 || va.len != n
         || vi.itemsize != 4 || vi.len != 4 * n || vr.itemsize != 4 || vr.len != 4 * n
-        || initial < 0 || initial >= n) {
+        || vo.itemsize != 4 || vo.len != vt.len || initial < 0 || initial >= n) {
         PyErr_SetString(PyExc_ValueError, "minimize_table: expected int32[n, 256], bool[n], "
-                        "0 <= initial < n, int32[n], int32[n]");
+                        "0 <= initial < n, int32[n], int32[n], int32[n, 256]");
         goto out;
     }
     const int32_t *t = vt.buf;
@@ -264,71 +272,18 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t s = 0; s < n; s++) ids[s] = blk[s] == sink ? -1 : number[blk[s]];
     for (Py_ssize_t i = 0; i < k; i++) reps[i] = rep[order[i]];
+    /* row i of the minimal table: state reps[i]'s row, targets renumbered */
+    int32_t *o = vo.buf;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        const int32_t *row = t + (Py_ssize_t)reps[i] * 256;
+        for (int b = 0; b < 256; b++)
+            o[i * 256 + b] = row[b] < 0 ? -1 : ids[row[b]];
+    }
     free(blk); free(number); free(order); free(rep);
     result = PyLong_FromSsize_t(k);
 out:
     PyBuffer_Release(&vt);
     PyBuffer_Release(&va);
-    PyBuffer_Release(&vi);
-    PyBuffer_Release(&vr);
-    return result;
-}
-
-/* renumber_rows(transitions int32[n, 256], ids int32[n], reps int32[k], out int32[k, 256]):
- * out[i] = the row of state reps[i] with every target s replaced by ids[s] (-1 stays -1): the
- * minimal DFA's table from minimize_table's numbering, without numpy temporaries of its size. */
-static PyObject *renumber_rows(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o_trans, *o_ids, *o_reps, *o_out;
-    if (!PyArg_ParseTuple(args, "OOOO", &o_trans, &o_ids, &o_reps, &o_out)) return NULL;
-    Py_buffer vt, vi, vr, vo;
-    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_ids, &vi, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_reps, &vr, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        PyBuffer_Release(&vi);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        PyBuffer_Release(&vi);
-        PyBuffer_Release(&vr);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    Py_ssize_t n = vt.len / (4 * 256), k = vr.len / 4;
-    if (vt.itemsize != 4 || vt.len % (4 * 256) || vi.itemsize != 4 || vi.len != 4 * n
-        || vr.itemsize != 4 || vo.itemsize != 4 || vo.len != 4 * 256 * k) {
-        PyErr_SetString(PyExc_ValueError, "renumber_rows: expected int32[n, 256], int32[n], "
-                        "int32[k], int32[k, 256]");
-        goto out;
-    }
-    const int32_t *t = vt.buf, *ids = vi.buf, *reps = vr.buf;
-    int32_t *o = vo.buf;
-    for (Py_ssize_t i = 0; i < k; i++) {
-        if (reps[i] < 0 || reps[i] >= n) {
-            PyErr_SetString(PyExc_ValueError, "renumber_rows: a state outside the table");
-            goto out;
-        }
-        const int32_t *row = t + (Py_ssize_t)reps[i] * 256;
-        int32_t *dst = o + i * 256;
-        for (int b = 0; b < 256; b++) {
-            int32_t q = row[b];
-            if (q >= n) {
-                PyErr_SetString(PyExc_ValueError, "renumber_rows: a transition leads outside "
-                                "the table");
-                goto out;
-            }
-            dst[b] = q < 0 ? -1 : ids[q];
-        }
-    }
-    result = Py_None;
-    Py_INCREF(result);
-out:
-    PyBuffer_Release(&vt);
     PyBuffer_Release(&vi);
     PyBuffer_Release(&vr);
     PyBuffer_Release(&vo);
@@ -340,11 +295,8 @@ static PyMethodDef methods[] = {
      "column_classes(transitions int32[n, 256], out int32[256]) -> number of classes"},
     {"minimize_table", minimize_table, METH_VARARGS,
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
-     "reps int32[n]) -> k: ids[s] is state s's number in the minimal DFA (-1: dead), reps[:k] "
-     "a state of each number"},
-    {"renumber_rows", renumber_rows, METH_VARARGS,
-     "renumber_rows(transitions int32[n, 256], ids int32[n], reps int32[k], out int32[k, 256]) "
-     "-> None: out[i] = row reps[i] with targets renumbered by ids"},
+     "reps int32[n], out int32[n, 256]) -> k: ids[s] is state s's number in the minimal DFA "
+     "(-1: dead), reps[:k] a state of each number, out[:k] the minimal table"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dfa_tables",

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
-from ._dfa_tables import column_classes, minimize_table, renumber_rows
+from ._dfa_tables import column_classes, minimize_table
 from ._subsets import subset_construction
 from .byte_nfa import ByteNFA
 
@@ -113,9 +113,8 @@ def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     acc = np.ascontiguousarray(accepting, dtype=bool)
     ids = np.empty(n, dtype=np.int32)
     reps = np.empty(n, dtype=np.int32)
-    k = minimize_table(table, acc.view(np.uint8), int(initial), ids, reps)
+    out = np.empty((n, 256), dtype=np.int32)
+    k = minimize_table(table, acc.view(np.uint8), int(initial), ids, reps, out)
     if k == 0:
         return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
-    out = np.empty((k, 256), dtype=np.int32)
-    renumber_rows(table, ids, reps[:k], out)
-    return out, acc[reps[:k]], 0
+    return (out if k == n else out[:k].copy()), acc[reps[:k]], 0

@@ -141,17 +141,15 @@ def test_minimize_refuses_a_transition_outside_the_table():
         minimize(trans, np.array([False, True]), 0)
 
 
-def test_renumbering_rows_refuses_malformed_arguments():
-    from constrained.automata._dfa_tables import renumber_rows
+
+def test_minimize_table_refuses_an_output_table_of_another_size():
+    from constrained.automata._dfa_tables import minimize_table
     trans = np.full((2, 256), -1, dtype=np.int32)
     trans[0, 97] = 1
-    ids = np.array([0, 1], dtype=np.int32)
+    acc = np.array([0, 1], dtype=np.uint8)
+    ids, reps = np.empty(2, np.int32), np.empty(2, np.int32)
     out = np.empty((2, 256), dtype=np.int32)
-    renumber_rows(trans, ids, np.array([1, 0], dtype=np.int32), out)
-    assert out[1, 97] == 1 and (out[0] == -1).all()
-    with pytest.raises(ValueError, match="outside the table"):
-        renumber_rows(trans, ids, np.array([2, 0], dtype=np.int32), out)
+    assert minimize_table(trans, acc, 0, ids, reps, out) == 2
+    assert out[0, 97] == 1 and (out[1] == -1).all()
     with pytest.raises(ValueError, match="expected"):
-        renumber_rows(trans, ids, np.array([0], dtype=np.int32), out)
-    with pytest.raises(ValueError, match="expected"):
-        renumber_rows(trans, ids[:1], np.array([0, 1], dtype=np.int32), out)
+        minimize_table(trans, acc, 0, ids, reps, np.empty((1, 256), dtype=np.int32))
