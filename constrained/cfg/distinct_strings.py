@@ -38,6 +38,7 @@ _MAX_WALK = 200_000      # states of one walk along the existing keys
 _MAX_SUFFIXES = 4096     # key completions from one lexer state compared as a set
 _CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tokens are kept
 _QUOTE = 0x22
+_WS = b" \t\r\n"
 
 
 class DistinctStringsMatcher(CFGMatcher):
@@ -55,7 +56,6 @@ class DistinctStringsMatcher(CFGMatcher):
         # what each (grammar state, scan state) forbids, shared by the grammar's matchers
         self._cache: dict = compiled.__dict__.setdefault("_distinct_forbidden", {})
         self._new_key_tokens: dict = {}
-        self._sep_fits: dict = {}
         self._index = None
         prepared = compiled.prepared
         names = set(compiled.grammar.distinct_arrays)
@@ -115,8 +115,9 @@ class DistinctStringsMatcher(CFGMatcher):
         tokens = self._tokens
         check = dict.fromkeys(found + crossing)
         bad = []
-        if phase == KEY and frames[-1]:
-            check = self._plain_key_tokens(state, key_raw, frames[-1], check, bad)
+        if frames and frames[-1] and (phase == KEY or string_start):
+            check = self._plain_key_tokens(state, key_raw, frames[-1], check, bad,
+                                           start=string_start)
         return bad + [t for t in check if not self._keeps_keys_distinct(scanned, tokens[t], state)]
 
     def _separator_tokens(self, index, context, in_key: bool, state, scanned,
@@ -132,61 +133,69 @@ class DistinctStringsMatcher(CFGMatcher):
             return []
         if allowed:
             always = index.sep_always[context]
-            frames = [f for f in scanned[0] if f]
-            check += [t for t in allowed if t in always
-                      or any(t in self._fitting_separator_tokens(index, context, f)
-                             for f in frames)]
+            texts = index.sep_texts[context]
+            # a key text after a separator fits a container's strings when it is one of them
+            # (closed in the token) or a prefix of one (left open)
+            sets = [(f, _prefixes(f)) for f in scanned[0] if f]
+            check += [t for t in allowed if t in always or any(
+                (seg[0] in used if seg[1] else seg[0] in prefixes)
+                for seg in texts[t] for used, prefixes in sets)]
         tokens = self._tokens
         return [t for t in dict.fromkeys(check)
                 if not self._keeps_keys_distinct(scanned, tokens[t], state)]
 
-    def _fitting_separator_tokens(self, index, context, used: frozenset) -> frozenset:
-        """The tokens of ``index.sep_any[context]`` whose key text after a separator is one of
-        ``used`` (one container's strings) or, for a text the token leaves open, a prefix of
-        one (kept per container: its strings change only when one is added)."""
-        key = (context, used)
-        fits = self._sep_fits.get(key)
-        if fits is None:
-            fits = frozenset(
-                t for t, segs in index.sep_texts[context].items()
-                if any(seg is not None and (seg[0] in used if seg[1] else
-                                            any(k.startswith(seg[0]) for k in used))
-                       for seg in segs))
-            if len(self._sep_fits) > 1024:
-                self._sep_fits.clear()
-            self._sep_fits[key] = fits
-        return fits
-
-    def _plain_key_tokens(self, state, key_raw: bytes, used: frozenset, check, bad: list):
-        """Judges the tokens of ``check`` that continue the key being read without ending it
-        (no quote, backslash or bracket): such a token is bad iff it stays a prefix of a used
-        key whose every completion is used. Appends the bad ones to ``bad``; returns the
-        tokens left to check in full."""
-        written, partial = decoded_prefix(key_raw)
-        if partial:
+    def _plain_key_tokens(self, state, key_raw: bytes, used: frozenset, check, bad: list,
+                          start: bool = False):
+        """Judges the tokens of ``check`` that leave the text inside the key being read: in
+        a key (``key_raw`` so far), those without a quote, backslash or bracket; where a key
+        opens (``start``), those spelling whitespace, its opening quote and no other quote.
+        Such a token is bad iff the key's text is left at a prefix of a used key whose every
+        completion is used. Appends the bad ones to ``bad``; returns the tokens left to check
+        in full (those the lexer reads across a lexeme's end, and all others)."""
+        if not start and decoded_prefix(key_raw)[1]:
             return check
-        col, q = state
-        lexer = self._runtime.lexer(col.candidates)
-        rows = lexer.rows
-        walk = _KeyWalk.of(lexer, used)
-        prefixes = walk.prefixes
-        tokens = self._tokens
+        runtime, tokens = self._runtime, self._tokens
+        # where the key's text starts: (lexer state, its rows, the walk of its lexer), per
+        # text before it (whitespace and the opening quote, when ``start``)
+        origins: dict = {}
         rest = []
         for t in check:
             data = tokens[t]
-            if _may_end_key(data):
+            if start:
+                body = data.lstrip(_WS)
+                if body[:1] != b'"' or b'"' in body[1:]:
+                    rest.append(t)
+                    continue
+                raw = body[1:]
+                head = data[:len(data) - len(raw)]
+            elif _may_end_key(data):
                 rest.append(t)
                 continue
-            if written + data not in prefixes:
+            else:
+                raw, head = key_raw + data, b""
+            origin = origins.get(head)
+            if origin is None:
+                origin = origins[head] = _key_origin(runtime, state, head, used)
+            if origin is False:
+                rest.append(t)
                 continue
-            nq = q
-            for b in data:
+            walk = origin[2]
+            written, partial = decoded_prefix(raw)
+            if not partial and written not in walk.prefixes:
+                continue
+            nq, rows = origin[0], origin[1]
+            for b in data[len(head):]:
                 nq = rows[nq][b]
                 if nq < 0:
                     break
             if nq < 0:
                 rest.append(t)
-            elif not walk.live(nq, key_raw + data):
+                continue
+            infinite = walk.infinite
+            cycle = infinite.get(nq)
+            if cycle is None:
+                cycle = reaches_cycle(walk.trans, nq, infinite)
+            if not cycle and not walk.live(nq, raw):     # a cycle: infinitely many keys
                 bad.append(t)
         return rest
 
@@ -316,6 +325,17 @@ def _may_repeat(key_raw: bytes, used: frozenset) -> bool:
     (a cheap test first: an escape spells at least one byte in six, so a text much longer
     than every used string is none of them; long texts are never decoded per token)."""
     return bool(used) and len(key_raw) <= 6 * max(map(len, used)) + 12
+
+
+def _key_origin(runtime, state, head: bytes, used: frozenset):
+    """(lexer state, its rows, key walk) after ``head`` from grammar ``state``; False when the
+    grammar refuses ``head``."""
+    after = runtime.step(state, head) if head else state
+    if after is None:
+        return False
+    col, q = after
+    lexer = runtime.lexer(col.candidates)
+    return q, lexer.rows, _KeyWalk.of(lexer, used)
 
 
 def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> bool:

@@ -53,7 +53,7 @@ class KeyIndex:
             self.plain_repeats = {tb: np.array(ids, dtype=np.int32)
                                   for tb, ids in seen.items() if len(ids) > 1}
         # token lookups kept per key (per key set) and per rest of a key
-        self._per_key = LRUCache(100_000)
+        self._per_key: dict = {}          # (context, opener) -> {key: ids}
         self._per_key_set = LRUCache(4096)
         self._per_rest = LRUCache(100_000)
         if tables is not None:
@@ -204,12 +204,14 @@ class KeyIndex:
         same objects' keys are asked for at every step until a key is added)."""
         arrays = self._per_key_set.get((inside, opener, keys))
         if arrays is None:
+            per_key = self._per_key.get((inside, opener))
+            if per_key is None or len(per_key) > _PER_KEY:
+                per_key = self._per_key[(inside, opener)] = {}
             parts = []
             for key in keys:
-                one = self._per_key.get((inside, opener, key))
+                one = per_key.get(key)
                 if one is None:
-                    one = self._per_key.put((inside, opener, key),
-                                            self._new_key(inside, opener, key))
+                    one = per_key[key] = self._new_key(inside, opener, key)
                 if len(one):
                     parts.append(one)
             arrays = self._per_key_set.put((inside, opener, keys), tuple(parts))
@@ -230,10 +232,11 @@ class KeyIndex:
                 ids = self.tail.get((inside, opener, key[:i]))
                 if ids is not None:
                     out.append(ids)
-        return np.array(sorted(set(np.concatenate(out).tolist())), dtype=np.int32) if out \
+        return np.unique(np.concatenate(out)).astype(np.int32, copy=False) if out \
             else np.zeros(0, dtype=np.int32)
 
 
+_PER_KEY = 50_000      # keys whose tokens are kept per (context, opener); then started over
 ESCAPED = "escaped"
 # how a token is read: inside a string (True), outside (False), or right after a backslash
 # inside a string (its first byte is the escaped character)

@@ -59,15 +59,16 @@ def _spell(text: str) -> list[str]:
     return ['"' + "".join(p) + '"' for p in itertools.product(*parts)]
 
 
-def _texts(value) -> list[str]:
-    """Every compact spelling of an enumerated instance."""
+def _texts(value, separators=(",", ":")) -> list[str]:
+    """Every spelling of an enumerated instance with the given (item, key) separators."""
+    item, colon = separators
     if isinstance(value, Arr):
-        return ["[" + ",".join(combo) + "]"
-                for combo in itertools.product(*(_texts(v) for v in value))]
+        return ["[" + item.join(combo) + "]"
+                for combo in itertools.product(*(_texts(v, separators) for v in value))]
     if isinstance(value, list):
-        options = [[k + ":" + v for k in _spell(key) for v in _texts(val)]
+        options = [[k + colon + v for k in _spell(key) for v in _texts(val, separators)]
                    for key, val in value]
-        return ["{" + ",".join(combo) + "}" for combo in itertools.product(*options)]
+        return ["{" + item.join(combo) + "}" for combo in itertools.product(*options)]
     if isinstance(value, str):
         return _spell(value)
     return [json.dumps(value)]
@@ -138,6 +139,22 @@ CASES = {
         {"type": "array", "items": {"enum": ["a", "ab", "é"]}, "uniqueItems": True},
         {},
         lambda: _arrays(["a", "ab", "é"], 3, distinct=True)),
+    "spaced separators: keys open after whitespace, a key prefix of another": (
+        {"type": "object", "properties": {"a": {"enum": ["p", "q"]}, "ab": {"const": "p"},
+                                          "é": {"const": "p"}},
+         "additionalProperties": False},
+        {"property_order": "any", "separators": (", ", ": ")},
+        lambda: _objects({"a": ["p", "q"], "ab": ["p"], "é": ["p"]})),
+    "spaced separators, nested objects with the same keys": (
+        {"type": "object", "properties": {
+            "a": {"const": "p"},
+            "o": {"type": "object", "properties": {"a": {"const": "p"}, "ab": {"const": "p"}},
+                  "additionalProperties": False}},
+         "required": ["o"], "additionalProperties": False},
+        {"property_order": "any", "separators": (", ", ": ")},
+        lambda: [[(k, v) for k, v in outer]
+                 for inner in _objects({"a": ["p"], "ab": ["p"]})
+                 for outer in _objects({"a": ["p"], "o": [inner]}, required=["o"])]),
     "distinct and plain arrays side by side, minItems": (
         {"type": "object", "properties": {
             "u": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True,
@@ -150,10 +167,10 @@ CASES = {
 }
 
 
-def _valid_texts(schema, instances) -> set[bytes]:
+def _valid_texts(schema, instances, separators=(",", ":")) -> set[bytes]:
     out = set()
     for obj in instances:
-        for text in _texts(obj):
+        for text in _texts(obj, separators):
             instance = json.loads(text)
             jsonschema.validate(instance, schema)
             out.add(text.encode())
@@ -166,14 +183,15 @@ def test_masks_match_the_oracle(name, by_walk, monkeypatch):
     if by_walk:     # key prefixes judged by walking the lexer, never by its completion sets
         monkeypatch.setattr(distinct_strings._KeyWalk, "_suffixes", lambda self, q: None)
     schema, options, objects = CASES[name]
-    valid = _valid_texts(schema, objects())
+    valid = _valid_texts(schema, objects(), options.get("separators") or (",", ":"))
     grammar = schema_to_grammar(schema, whitespace="compact", **options)
     docs = sorted(t.decode() for t in valid)
     vocab = small_vocab("", docs, seed=len(name), n_pieces=300,
                         extra=(b"\\u00", b"e9", b"E9\"", b"\\u00e9\":", b'":"p","', b'},"',
                                b'"a', b'a"', b'":', b',"', b'"ab":', b'["a","a"', b'["a","a',
                                b'[["a","a', b'"","a"', b'"","ab"', b'p\\', b'"],["a","a',
-                               b'"},{"a":"p","a', b'"},{"a', b'"p"},{"b":"p","a'))
+                               b'"},{"a":"p","a', b'"},{"a', b'"p"},{"b":"p","a', b' "',
+                               b' "a', b' "ab', b', "a', b', "\\', b' "\\u00', b'}, "a'))
     compiled = compile_grammar(grammar, vocab)
     prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
     eos = min(vocab.eos_token_ids)
