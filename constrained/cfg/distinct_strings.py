@@ -38,7 +38,8 @@ _MAX_WALK = 200_000      # states of one walk along the existing keys
 _MAX_SUFFIXES = 4096     # key completions from one lexer state compared as a set
 _CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tokens are kept
 _QUOTE = 0x22
-_WS = b" \t\r\n"
+# what a token's text up to its last quote leaves (see DistinctStringsMatcher._after_head)
+_REPEATS, _OUTSIDE, _CHECK = "duplicate", "outside", "check"
 
 
 class DistinctStringsMatcher(CFGMatcher):
@@ -112,13 +113,7 @@ class DistinctStringsMatcher(CFGMatcher):
         found = allowed_ids(mask, parts) if parts else []
         if not found and not crossing:
             return []
-        tokens = self._tokens
-        check = dict.fromkeys(found + crossing)
-        bad = []
-        if frames and frames[-1] and (phase == KEY or string_start):
-            check = self._plain_key_tokens(state, key_raw, frames[-1], check, bad,
-                                           start=string_start)
-        return bad + [t for t in check if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+        return self._repeating(state, scanned, dict.fromkeys(found + crossing))
 
     def _separator_tokens(self, index, context, in_key: bool, state, scanned,
                           mask: np.ndarray) -> list[int]:
@@ -140,64 +135,79 @@ class DistinctStringsMatcher(CFGMatcher):
             check += [t for t in allowed if t in always or any(
                 (seg[0] in used if seg[1] else seg[0] in prefixes)
                 for seg in texts[t] for used, prefixes in sets)]
-        tokens = self._tokens
-        return [t for t in dict.fromkeys(check)
-                if not self._keeps_keys_distinct(scanned, tokens[t], state)]
+        return self._repeating(state, scanned, dict.fromkeys(check))
 
-    def _plain_key_tokens(self, state, key_raw: bytes, used: frozenset, check, bad: list,
-                          start: bool = False):
-        """Judges the tokens of ``check`` that leave the text inside the key being read: in
-        a key (``key_raw`` so far), those without a quote, backslash or bracket; where a key
-        opens (``start``), those spelling whitespace, its opening quote and no other quote.
-        Such a token is bad iff the key's text is left at a prefix of a used key whose every
-        completion is used. Appends the bad ones to ``bad``; returns the tokens left to check
-        in full (those the lexer reads across a lexeme's end, and all others)."""
-        if not start and decoded_prefix(key_raw)[1]:
-            return check
-        runtime, tokens = self._runtime, self._tokens
-        # where the key's text starts: (lexer state, its rows, the walk of its lexer), per
-        # text before it (whitespace and the opening quote, when ``start``)
-        origins: dict = {}
-        rest = []
+    def _repeating(self, state, scanned, check) -> list[int]:
+        """The tokens of ``check`` (allowed by the grammar at ``state``) that repeat a string or
+        leave a key at a prefix whose every completion repeats one.
+
+        A token is cut after its last quote: the scan of the head (one per distinct head)
+        finds a repeated string, or where the text stands; the tail has no quote, so it only
+        extends the key the head leaves open (if any), and is judged by walking the lexer of
+        the state after the head over it. A tail the lexer reads across a lexeme's end (and
+        a head opening an array the grammar must classify) is checked in full."""
+        heads: dict = {}
+        tokens = self._tokens
+        bad = []
         for t in check:
             data = tokens[t]
-            if start:
-                body = data.lstrip(_WS)
-                if body[:1] != b'"' or b'"' in body[1:]:
-                    rest.append(t)
+            cut = data.rfind(b'"') + 1
+            head = data[:cut]
+            after = heads.get(head)
+            if after is None:
+                after = heads[head] = self._after_head(state, scanned, head)
+            if after is _OUTSIDE:
+                continue
+            if after is not _CHECK:
+                if after is _REPEATS:
+                    bad.append(t)
                     continue
-                raw = body[1:]
-                head = data[:len(data) - len(raw)]
-            elif _may_end_key(data):
-                rest.append(t)
-                continue
-            else:
-                raw, head = key_raw + data, b""
-            origin = origins.get(head)
-            if origin is None:
-                origin = origins[head] = _key_origin(runtime, state, head, used)
-            if origin is False:
-                rest.append(t)
-                continue
-            walk = origin[2]
-            written, partial = decoded_prefix(raw)
-            if not partial and written not in walk.prefixes:
-                continue
-            nq, rows = origin[0], origin[1]
-            for b in data[len(head):]:
-                nq = rows[nq][b]
-                if nq < 0:
-                    break
-            if nq < 0:
-                rest.append(t)
-                continue
-            infinite = walk.infinite
-            cycle = infinite.get(nq)
-            if cycle is None:
-                cycle = reaches_cycle(walk.trans, nq, infinite)
-            if not cycle and not walk.live(nq, raw):     # a cycle: infinitely many keys
+                key_raw, nq, rows, walk = after
+                tail = data[cut:]
+                raw = key_raw + tail
+                written, partial = decoded_prefix(raw)
+                if not partial and written not in walk.prefixes:
+                    continue
+                for b in tail:
+                    nq = rows[nq][b]
+                    if nq < 0:
+                        break
+                if nq >= 0:
+                    infinite = walk.infinite
+                    cycle = infinite.get(nq)
+                    if cycle is None:
+                        cycle = reaches_cycle(walk.trans, nq, infinite)
+                    # a cycle: infinitely many keys go on from there
+                    if not cycle and not walk.live(nq, raw):
+                        bad.append(t)
+                    continue
+            if self._keeps_keys_distinct(scanned, data, state) is None:
                 bad.append(t)
-        return rest
+        return bad
+
+    def _after_head(self, state, scanned, head: bytes):
+        """Where the text stands after ``head`` (empty, or ending at a quote): _REPEATS
+        when it repeats a string, _OUTSIDE when no text without a quote can then repeat one
+        (it is outside any key, or its container has no strings yet), _CHECK when its
+        tokens must be checked in full, else (key text so far, lexer state, lexer rows, key
+        walk)."""
+        if head and self._array_terms and b"[" in head:
+            return _CHECK
+        after = scan(scanned, head) if head else scanned
+        if after is None:
+            return _REPEATS
+        frames, phase, key_raw = after
+        if phase != KEY and phase != KEY_ESC:
+            return _OUTSIDE
+        used = frames[-1]
+        if not used:
+            return _OUTSIDE
+        moved = self._runtime.step(state, head) if head else state
+        if moved is None:
+            return _CHECK
+        col, q = moved
+        lexer = self._runtime.lexer(col.candidates)
+        return key_raw, q, lexer.rows, _KeyWalk.of(lexer, used)
 
     def _new_keys(self, index, inside, key_start: bool, frames: tuple) -> tuple:
         """The id arrays of tokens that may open a key repeating one of ``frames``' keys."""
@@ -314,28 +324,11 @@ class DistinctStringsMatcher(CFGMatcher):
         self._scans = [INITIAL]
 
 
-def _may_end_key(data: bytes) -> bool:
-    """Whether a token read inside a key may close it, or begin an escape or (in an array of
-    distinct strings) a nested array: such tokens are checked in full."""
-    return b'"' in data or b"\\" in data or b"[" in data
-
-
 def _may_repeat(key_raw: bytes, used: frozenset) -> bool:
     """Whether a string whose raw text so far is ``key_raw`` may still become one of ``used``
     (a cheap test first: an escape spells at least one byte in six, so a text much longer
     than every used string is none of them; long texts are never decoded per token)."""
     return bool(used) and len(key_raw) <= 6 * max(map(len, used)) + 12
-
-
-def _key_origin(runtime, state, head: bytes, used: frozenset):
-    """(lexer state, its rows, key walk) after ``head`` from grammar ``state``; False when the
-    grammar refuses ``head``."""
-    after = runtime.step(state, head) if head else state
-    if after is None:
-        return False
-    col, q = after
-    lexer = runtime.lexer(col.candidates)
-    return q, lexer.rows, _KeyWalk.of(lexer, used)
 
 
 def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> bool:
