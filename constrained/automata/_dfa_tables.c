@@ -8,7 +8,10 @@
  * completes the table), then the classes reachable from the initial state numbered in
  * breadth-first order, bytes in ascending order: the canonical numbering, so equal languages
  * give equal tables; their rows are written renumbered into the caller's table. O(m n log n)
- * for n states and m byte classes. */
+ * for n states and m byte classes.
+ *
+ * pair_product: the reachable pairs of two tables' states (a language difference or
+ * intersection is then a choice of accepting pairs). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -290,6 +293,153 @@ out:
     return result;
 }
 
+/* The product of tables a (na rows) and b (nb rows): pairs (qa, qb) reachable from (a0, b0),
+ * breadth first, bytes ascending; a pair lives while a does (qb = -1 once b is dead). Fills
+ * *trans (int32[k, 256], -1 = dead) and *pairs (int32[k, 2]); returns k, -1 past max_states
+ * pairs, -2 out of memory. */
+static Py_ssize_t product_pairs(const int32_t *a, const int32_t *b, int32_t a0, int32_t b0,
+                                Py_ssize_t nb, Py_ssize_t max_states, int32_t **trans,
+                                int32_t **pairs) {
+    Py_ssize_t cap = 1024, k = 0, slots = 4096;
+    int32_t *t = malloc(sizeof(int32_t) * 256 * cap), *pr = malloc(sizeof(int32_t) * 2 * cap);
+    int64_t *keys = malloc(sizeof(int64_t) * slots);
+    int32_t *vals = malloc(sizeof(int32_t) * slots);
+    if (!t || !pr || !keys || !vals) goto oom;
+    for (Py_ssize_t i = 0; i < slots; i++) keys[i] = -1;
+#define PAIR_KEY(x, y) ((int64_t)(x) * (int64_t)(nb + 1) + (int64_t)(y) + 1)
+    {
+        int64_t key = PAIR_KEY(a0, b0);
+        Py_ssize_t i = (Py_ssize_t)((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 20) & (slots - 1);
+        keys[i] = key;
+        vals[i] = 0;
+        pr[0] = a0;
+        pr[1] = b0;
+        k = 1;
+    }
+    for (Py_ssize_t s = 0; s < k; s++) {
+        const int32_t *ra = a + (Py_ssize_t)pr[2 * s] * 256;
+        int32_t qb = pr[2 * s + 1];
+        const int32_t *rb = qb >= 0 ? b + (Py_ssize_t)qb * 256 : NULL;
+        for (int c = 0; c < 256; c++) {
+            int32_t x = ra[c];
+            if (x < 0) {
+                t[s * 256 + c] = -1;
+                continue;
+            }
+            int32_t y = rb ? rb[c] : -1;
+            int64_t key = PAIR_KEY(x, y);
+            Py_ssize_t i = (Py_ssize_t)((uint64_t)key * 0x9E3779B97F4A7C15ULL >> 20) & (slots - 1);
+            while (keys[i] >= 0 && keys[i] != key) i = (i + 1) & (slots - 1);
+            if (keys[i] < 0) {
+                if (k >= max_states) {
+                    free(t); free(pr); free(keys); free(vals);
+                    return -1;
+                }
+                if (k == cap) {
+                    cap *= 2;
+                    int32_t *t2 = realloc(t, sizeof(int32_t) * 256 * cap);
+                    if (!t2) goto oom;
+                    t = t2;
+                    int32_t *p2 = realloc(pr, sizeof(int32_t) * 2 * cap);
+                    if (!p2) goto oom;
+                    pr = p2;
+                }
+                keys[i] = key;
+                vals[i] = (int32_t)k;
+                pr[2 * k] = x;
+                pr[2 * k + 1] = y;
+                k++;
+                if (2 * k > slots) {            /* keep the table at most half full */
+                    Py_ssize_t ns = slots * 2;
+                    int64_t *nk = malloc(sizeof(int64_t) * ns);
+                    int32_t *nv = malloc(sizeof(int32_t) * ns);
+                    if (!nk || !nv) {
+                        free(nk); free(nv);
+                        goto oom;
+                    }
+                    for (Py_ssize_t j = 0; j < ns; j++) nk[j] = -1;
+                    for (Py_ssize_t j = 0; j < slots; j++) {
+                        if (keys[j] < 0) continue;
+                        Py_ssize_t h = (Py_ssize_t)((uint64_t)keys[j] * 0x9E3779B97F4A7C15ULL
+                                                    >> 20) & (ns - 1);
+                        while (nk[h] >= 0) h = (h + 1) & (ns - 1);
+                        nk[h] = keys[j];
+                        nv[h] = vals[j];
+                    }
+                    free(keys); free(vals);
+                    keys = nk; vals = nv; slots = ns;
+                    t[s * 256 + c] = (int32_t)(k - 1);
+                    continue;
+                }
+            }
+            t[s * 256 + c] = vals[i];
+        }
+    }
+#undef PAIR_KEY
+    free(keys); free(vals);
+    *trans = t;
+    *pairs = pr;
+    return k;
+oom:
+    free(t); free(pr); free(keys); free(vals);
+    return -2;
+}
+
+static PyObject *pair_product(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_a, *o_b;
+    int a0, b0;
+    Py_ssize_t max_states;
+    if (!PyArg_ParseTuple(args, "OOiin", &o_a, &o_b, &a0, &b0, &max_states)) return NULL;
+    Py_buffer va, vb;
+    if (PyObject_GetBuffer(o_a, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(o_b, &vb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&va);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t na = va.len / (4 * 256), nb = vb.len / (4 * 256);
+    if (va.itemsize != 4 || va.len % (4 * 256) || vb.itemsize != 4 || vb.len % (4 * 256)
+        || a0 < 0 || a0 >= na || b0 < -1 || b0 >= nb || max_states < 1) {
+        PyErr_SetString(PyExc_ValueError, "pair_product: expected int32[na, 256], "
+                        "int32[nb, 256], 0 <= a0 < na, -1 <= b0 < nb, max_states >= 1");
+        goto out;
+    }
+    const int32_t *a = va.buf, *b = vb.buf;
+    for (Py_ssize_t i = 0; i < na * 256; i++)
+        if (a[i] < -1 || a[i] >= na) {
+            PyErr_SetString(PyExc_ValueError, "pair_product: a transition leads outside a");
+            goto out;
+        }
+    for (Py_ssize_t i = 0; i < nb * 256; i++)
+        if (b[i] < -1 || b[i] >= nb) {
+            PyErr_SetString(PyExc_ValueError, "pair_product: a transition leads outside b");
+            goto out;
+        }
+    int32_t *trans = NULL, *pairs = NULL;
+    Py_ssize_t k = product_pairs(a, b, a0, b0, nb, max_states, &trans, &pairs);
+    if (k == -1) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto out;
+    }
+    if (k < 0) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    PyObject *tb = PyBytes_FromStringAndSize((const char *)trans, (Py_ssize_t)(4 * 256 * k));
+    PyObject *pb = PyBytes_FromStringAndSize((const char *)pairs, (Py_ssize_t)(4 * 2 * k));
+    free(trans);
+    free(pairs);
+    if (tb && pb) result = PyTuple_Pack(2, tb, pb);
+    Py_XDECREF(tb);
+    Py_XDECREF(pb);
+out:
+    PyBuffer_Release(&va);
+    PyBuffer_Release(&vb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"column_classes", column_classes, METH_VARARGS,
      "column_classes(transitions int32[n, 256], out int32[256]) -> number of classes"},
@@ -297,6 +447,10 @@ static PyMethodDef methods[] = {
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
      "reps int32[n], out int32[n, 256]) -> k: ids[s] is state s's number in the minimal DFA "
      "(-1: dead), reps[:k] a state of each number, out[:k] the minimal table"},
+    {"pair_product", pair_product, METH_VARARGS,
+     "pair_product(a int32[na, 256], b int32[nb, 256], a0, b0, max_states) -> (transitions "
+     "bytes of int32[k, 256], pairs bytes of int32[k, 2]) of the pairs reachable from (a0, b0) "
+     "while a lives (b's state -1 once dead), or None past max_states pairs"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_dfa_tables",

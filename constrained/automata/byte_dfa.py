@@ -27,7 +27,7 @@ from interegular.utils.simple_parser import NoMatch
 from ..deadline import check_deadline
 from ..errors import LimitExceededError, RegexError
 from ..lru import LRUCache
-from ._dfa_tables import column_classes
+from ._dfa_tables import column_classes, pair_product
 from .alternation import top_alternatives
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, determinize_union, minimize
@@ -285,34 +285,16 @@ def _difference(a: ByteDFA, excluded: tuple[str, ...], max_states: int) -> ByteD
     if a.n_states == 0:
         return ByteDFA(a.transitions, a.accepting, a.initial, label)
     # product states (state of a, state of b or -1 once b is dead), breadth first
-    nb = b.n_states + 1
-    b_trans = np.vstack([b.transitions, np.full((1, 256), -1, np.int32)])  # row nb-1: dead
-    b_acc = np.concatenate([b.accepting, [False]])
-    start = a.initial * nb + (b.initial if b.n_states else nb - 1)
-    ids = {start: 0}
-    order = [start]
-    rows = []
-    i = 0
-    while i < len(order):
-        qa, qb = divmod(order[i], nb)
-        na, nb_next = a.transitions[qa], b_trans[qb]
-        code = np.where(na >= 0, na.astype(np.int64) * nb + np.where(nb_next >= 0, nb_next, nb - 1),
-                        -1)
-        row = np.full(256, -1, np.int32)
-        for c in sorted(set(code[code >= 0].tolist())):
-            j = ids.get(c)
-            if j is None:
-                if len(order) >= max_states:
-                    raise LimitExceededError(f"the difference of {a.pattern!r} and its excluded "
-                                             f"patterns needs more than {max_states} states")
-                j = ids[c] = len(order)
-                order.append(c)
-            row[code == c] = j
-        rows.append(row)
-        i += 1
-    trans = np.stack(rows)
-    qa_all, qb_all = np.divmod(np.array(order, dtype=np.int64), nb)
-    acc = a.accepting[qa_all] & ~b_acc[qb_all]
+    found = pair_product(np.ascontiguousarray(a.transitions, dtype=np.int32),
+                         np.ascontiguousarray(b.transitions, dtype=np.int32), int(a.initial),
+                         int(b.initial) if b.n_states else -1, int(max_states))
+    if found is None:
+        raise LimitExceededError(f"the difference of {a.pattern!r} and its excluded "
+                                 f"patterns needs more than {max_states} states")
+    trans = np.frombuffer(found[0], dtype=np.int32).reshape(-1, 256)
+    pairs = np.frombuffer(found[1], dtype=np.int32).reshape(-1, 2)
+    b_acc = np.concatenate([b.accepting, [False]])            # index -1: b is dead
+    acc = a.accepting[pairs[:, 0]] & ~b_acc[pairs[:, 1]]
     return dfa_from_arrays(trans, acc, 0, label)
 
 

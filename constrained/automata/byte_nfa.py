@@ -9,10 +9,14 @@ from __future__ import annotations
 from interegular import patterns as _p
 
 from ..errors import LimitExceededError, RegexError
+from ..lru import LRUCache
 from .utf8 import chars_to_ranges, complement_ranges, normalize_ranges, utf8_sequences
 
 _I = _p.REFlags.CASE_INSENSITIVE
 _S = _p.REFlags.SINGLE_LINE
+_SHARED_GROUP = 4096                # character groups at most this large are kept by content
+_GROUP_RANGES = LRUCache(4096)      # (chars, negated, case-insensitive) -> code point ranges
+_SEQUENCES = LRUCache(4096)         # code point ranges -> UTF-8 byte-range sequences
 
 
 class ByteNFA:
@@ -24,7 +28,6 @@ class ByteNFA:
         self.start = 0
         self.final = 0
         self._max_nodes = max_nodes
-        self._seq_cache: dict[tuple, list] = {}
         self.range_cache: dict[tuple[int, int], list] = {}   # (id(char group), flags)
 
     def new_node(self) -> int:
@@ -39,9 +42,9 @@ class ByteNFA:
     def char_set(self, ranges: list[tuple[int, int]]) -> tuple[int, int]:
         a, b = self.new_node(), self.new_node()
         key = tuple(ranges)
-        seqs = self._seq_cache.get(key)
+        seqs = _SEQUENCES.get(key)
         if seqs is None:
-            seqs = self._seq_cache[key] = utf8_sequences(ranges)
+            seqs = _SEQUENCES.put(key, utf8_sequences(ranges))
         for seq in seqs:
             cur = a
             for k, (lo, hi) in enumerate(seq):
@@ -125,7 +128,14 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
             cur = y
         return a, end
     if isinstance(node, _p._CharGroup):
-        # repeats rebuild the same group many times: convert its (maybe huge) set once
+        # repeats rebuild the same group many times: convert its (maybe huge) set once; a
+        # small set is kept process-wide by content (JSON string classes recur in every schema)
+        if len(node.chars) <= _SHARED_GROUP:
+            key = (node.chars, node.negated, bool(flags & _I))
+            ranges = _GROUP_RANGES.get(key)
+            if ranges is None:
+                ranges = _GROUP_RANGES.put(key, _char_group_ranges(node, flags))
+            return nfa.char_set(ranges)
         key = (id(node), flags.value)
         ranges = nfa.range_cache.get(key)
         if ranges is None:

@@ -167,3 +167,23 @@ def test_regex_difference_dfa_is_the_language_difference(pattern, excluded):
             state = dfa.walk(dfa.initial, text.encode()) if dfa.n_states else -1
             got = state >= 0 and bool(dfa.accepting[state])
             assert got == want, (pattern, excluded, text)
+
+
+def test_regex_difference_dfa_of_thousands_of_product_states():
+    """A product of about 2,900 reachable pairs (the last eight letters decide), past the
+    first growth of the pair table, against re on every text of up to nine letters; a
+    smaller state limit raises."""
+    import itertools
+    import re as _re
+    from constrained.automata import regex_difference_dfa
+    pattern, excluded = "[a-c]*a[a-c]{5}", ("[a-c]*b[a-c]{7}",)
+    dfa = regex_difference_dfa(pattern, excluded)
+    for n in range(10):
+        for t in itertools.product("abc", repeat=n):
+            text = "".join(t)
+            want = _re.fullmatch(pattern, text) is not None and \
+                _re.fullmatch(excluded[0], text) is None
+            state = dfa.walk(dfa.initial, text.encode()) if dfa.n_states else -1
+            assert (state >= 0 and bool(dfa.accepting[state])) == want, text
+    with pytest.raises(LimitExceededError):
+        regex_difference_dfa("[a-c]*c[a-c]{5}", excluded, max_states=1000)
