@@ -129,12 +129,9 @@ class DistinctStringsMatcher(CFGMatcher):
         if allowed:
             always = index.sep_always[context]
             texts = index.sep_texts[context]
-            # a key text after a separator fits a container's strings when it is one of them
-            # (closed in the token) or a prefix of one (left open)
-            sets = [(f, _prefixes(f)) for f in scanned[0] if f]
+            frames = [f for f in scanned[0] if f]
             check += [t for t in allowed if t in always or any(
-                (seg[0] in used if seg[1] else seg[0] in prefixes)
-                for seg in texts[t] for used, prefixes in sets)]
+                _fits(text, whole, frames) for text, whole in texts[t])]
         return self._repeating(state, scanned, dict.fromkeys(check))
 
     def _repeating(self, state, scanned, check) -> list[int]:
@@ -322,6 +319,15 @@ class DistinctStringsMatcher(CFGMatcher):
     def reset(self) -> None:
         super().reset()
         self._scans = [INITIAL]
+
+
+def _fits(text: bytes, whole: bool, frames: list) -> bool:
+    """Whether a key text a token writes after a separator is one of the strings of some
+    container of ``frames`` (closed in the token, ``whole``) or a prefix of one (left open)."""
+    if whole:
+        return any(text in used for used in frames)
+    return bool(frames) and (not text or any(k.startswith(text) for used in frames
+                                             for k in used))
 
 
 def _may_repeat(key_raw: bytes, used: frozenset) -> bool:

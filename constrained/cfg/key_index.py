@@ -207,17 +207,19 @@ class KeyIndex:
             per_key = self._per_key.get((inside, opener))
             if per_key is None or len(per_key) > _PER_KEY:
                 per_key = self._per_key[(inside, opener)] = {}
-            parts = []
+            parts: dict = {}       # the tables' own arrays, each once (keys share many)
             for key in keys:
                 one = per_key.get(key)
                 if one is None:
                     one = per_key[key] = self._new_key(inside, opener, key)
-                if len(one):
-                    parts.append(one)
-            arrays = self._per_key_set.put((inside, opener, keys), tuple(parts))
+                for ids in one:
+                    parts[id(ids)] = ids
+            arrays = self._per_key_set.put((inside, opener, keys), tuple(parts.values()))
         return arrays
 
-    def _new_key(self, inside: bool, opener: str, key: bytes) -> np.ndarray:
+    def _new_key(self, inside: bool, opener: str, key: bytes) -> tuple:
+        """The tables' id arrays of the tokens that may open ``key`` (see new_keys): arrays
+        of the tables themselves, not copies (a token may be in several)."""
         out = []
         ids = self.inner.get((inside, opener, key))
         if ids is not None:
@@ -232,8 +234,7 @@ class KeyIndex:
                 ids = self.tail.get((inside, opener, key[:i]))
                 if ids is not None:
                     out.append(ids)
-        return np.unique(np.concatenate(out)).astype(np.int32, copy=False) if out \
-            else np.zeros(0, dtype=np.int32)
+        return tuple(a for a in out if len(a))
 
 
 _PER_KEY = 50_000      # keys whose tokens are kept per (context, opener); then started over
