@@ -28,8 +28,8 @@ from ..automata.finite import reaches_cycle
 from ..bitmask import allowed_token_ids, clear_bits
 from ..errors import DeadEndError, LimitExceededError
 from ..lru import LRUCache
-from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING_ESC,
-                        VALUE, Items, decode_key, decoded_prefix, scan)
+from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING,
+                        STRING_ESC, VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
 from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
@@ -56,6 +56,10 @@ class DistinctStringsMatcher(CFGMatcher):
         self._scans: list = [INITIAL]
         # what each (grammar state, scan state) forbids, shared by the grammar's matchers
         self._cache: dict = compiled.__dict__.setdefault("_distinct_forbidden", {})
+        # per (grammar state, scan phase, innermost container's kind): the tokens whose
+        # verdict holds whatever the keys written (they close no string and end in a key
+        # with infinitely many completions)
+        self._never_bad: dict = compiled.__dict__.setdefault("_distinct_never_bad", {})
         self._new_key_tokens: dict = {}
         self._index = None
         prepared = compiled.prepared
@@ -127,11 +131,31 @@ class DistinctStringsMatcher(CFGMatcher):
         if not allowed and not check:
             return []
         if allowed:
+            safe = self._safe_tokens(state, scanned)
+            allowed = [t for t in allowed if t not in safe]
+        if allowed:
             always = index.sep_always[context]
             texts = index.sep_texts[context]
             frames = [f for f in scanned[0] if f]
-            check += [t for t in allowed if t in always or any(
-                _fits(text, whole, frames) for text, whole in texts[t])]
+            prefix_sets = None
+            for t in allowed:
+                if t in always:
+                    check.append(t)
+                    continue
+                # a key text after a separator fits a container when it is one of its
+                # strings (closed in the token) or a prefix of one (left open)
+                for text, whole in texts[t]:
+                    if whole:
+                        fits = any(text in used for used in frames)
+                    elif not text:
+                        fits = bool(frames)
+                    else:
+                        if prefix_sets is None:
+                            prefix_sets = [_prefixes(used) for used in frames]
+                        fits = any(text in prefixes for prefixes in prefix_sets)
+                    if fits:
+                        check.append(t)
+                        break
         return self._repeating(state, scanned, dict.fromkeys(check))
 
     def _repeating(self, state, scanned, check) -> list[int]:
@@ -146,7 +170,11 @@ class DistinctStringsMatcher(CFGMatcher):
         heads: dict = {}
         tokens = self._tokens
         bad = []
+        safe = self._safe_tokens(state, scanned)
+        value_string = scanned[1] == STRING
         for t in check:
+            if t in safe:
+                continue
             data = tokens[t]
             cut = data.rfind(b'"') + 1
             head = data[:cut]
@@ -174,13 +202,28 @@ class DistinctStringsMatcher(CFGMatcher):
                     cycle = infinite.get(nq)
                     if cycle is None:
                         cycle = reaches_cycle(walk.trans, nq, infinite)
-                    # a cycle: infinitely many keys go on from there
-                    if not cycle and not walk.live(nq, raw):
+                    if cycle:       # infinitely many keys go on from there
+                        if not cut or (not key_raw and _opens_key_only(head, value_string)):
+                            safe.add(t)     # whatever the keys written
+                    elif not walk.live(nq, raw):
                         bad.append(t)
                     continue
             if self._keeps_keys_distinct(scanned, data, state) is None:
                 bad.append(t)
         return bad
+
+    def _safe_tokens(self, state, scanned) -> set:
+        """The tokens known to repeat nothing at ``state`` whatever the keys written (kept per
+        grammar state, scan phase and innermost container's kind: they close no key and end
+        in a key with infinitely many completions, or in none)."""
+        frames = scanned[0]
+        where = (state, scanned[1], type(frames[-1]) if frames else None)
+        safe = self._never_bad.get(where)
+        if safe is None:
+            if len(self._never_bad) >= _CACHE_SIZE:
+                self._never_bad.clear()
+            safe = self._never_bad[where] = set()
+        return safe
 
     def _after_head(self, state, scanned, head: bytes):
         """Where the text stands after ``head`` (empty, or ending at a quote): _REPEATS
@@ -321,13 +364,15 @@ class DistinctStringsMatcher(CFGMatcher):
         self._scans = [INITIAL]
 
 
-def _fits(text: bytes, whole: bool, frames: list) -> bool:
-    """Whether a key text a token writes after a separator is one of the strings of some
-    container of ``frames`` (closed in the token, ``whole``) or a prefix of one (left open)."""
-    if whole:
-        return any(text in used for used in frames)
-    return bool(frames) and (not text or any(k.startswith(text) for used in frames
-                                             for k in used))
+def _opens_key_only(head: bytes, value_string: bool) -> bool:
+    """Whether ``head`` (ending at a quote) closes no key: it is separators and whitespace,
+    then that quote (after the quote closing the value string being read, if
+    ``value_string``)."""
+    if value_string:
+        if head[:1] != b'"':
+            return False
+        head = head[1:]
+    return len(head) > 0 and not head[:-1].strip(b" \t\r\n,:")
 
 
 def _may_repeat(key_raw: bytes, used: frozenset) -> bool:

@@ -327,3 +327,59 @@ def test_key_index_round_trips_through_the_disk_cache(tmp_path, monkeypatch, lla
     assert loaded.head_partial_texts == built.head_partial_texts
     (tmp_path / "keyindex-test.bin").write_bytes(b"garbage")
     assert ki._load_tables("keyindex-test.bin") is None
+
+
+def _key_lengths_at_most(text: bytes, most: int) -> bool:
+    """Whether every key (every fourth piece between quotes, from the second) of a compact
+    object text ``{"k":"v","k":"v"...`` is at most ``most`` bytes long."""
+    return all(len(piece) <= most for piece in text.split(b'"')[1::4])
+
+
+def test_masks_match_the_oracle_with_infinitely_many_keys():
+    """Keys from ``[ab]+`` (infinitely many: every key prefix has unused completions, the
+    case where a token's verdict holds whatever keys were written and is kept per grammar
+    state): the valid texts are listed with keys of up to 4 letters, every prefix whose keys
+    have at most 2 is visited, and its mask is compared with the listing's for each token
+    that leaves every key at most 2 letters long (then a viable text has a listed completion,
+    its open key taking at most 2 more letters to differ from the used ones). The prefixes
+    reach one grammar state with different keys written (``{"a":"p","b`` and
+    ``{"b":"p","b``), where a token closing the key and opening another repeats one or not."""
+    schema = {"type": "object", "propertyNames": {"pattern": "^[ab]+$"},
+              "additionalProperties": {"const": "p"}, "maxProperties": 3}
+    keys = ["".join(p) for n in range(1, 5) for p in itertools.product("ab", repeat=n)]
+    valid = set()
+    for k in range(4):
+        for chosen in itertools.permutations(keys, k):
+            valid.add(("{" + ",".join(f'"{c}":"p"' for c in chosen) + "}").encode())
+    prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
+    short = sorted(v.decode() for v in valid if _key_lengths_at_most(v, 2))
+    vocab = small_vocab("", short, seed=5, n_pieces=300,
+                        extra=(b'":"p","a', b'":"p","b', b'":"p","', b'","a', b'","b', b'"a',
+                               b'"b', b'a"', b'b"', b'ab"', b'":"p"}', b'p","ab', b'{"a'))
+    grammar = schema_to_grammar(schema, whitespace="compact", property_order="any")
+    compiled = compile_grammar(grammar, vocab)
+    matcher = compiled.matcher()
+    seen: set[bytes] = set()
+    compared = 0
+
+    def visit(prefix: bytes) -> None:
+        nonlocal compared
+        if prefix in seen or not _key_lengths_at_most(prefix, 2):
+            return
+        seen.add(prefix)
+        allowed = set(matcher.allowed_token_ids().tolist())
+        for t in range(vocab.n_tokens):
+            if not vocab.text_token_mask[t]:
+                continue
+            text = prefix + vocab.token_bytes[t]
+            if _key_lengths_at_most(text, 2):
+                assert (t in allowed) == (text in prefixes), (prefix, vocab.token_bytes[t])
+                compared += 1
+        for t in sorted(allowed - set(vocab.eos_token_ids)):
+            assert matcher.accept_token(t)
+            visit(prefix + vocab.token_bytes[t])
+            matcher.rollback(1)
+
+    visit(b"")
+    assert {b'{"a":"p","b', b'{"b":"p","b'} <= seen
+    assert compared > 10_000
