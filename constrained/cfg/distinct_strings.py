@@ -254,8 +254,7 @@ class DistinctStringsMatcher(CFGMatcher):
         key = (inside, key_start, frames)
         found = self._new_key_tokens.get(key)
         if found is None:
-            used = frozenset().union(*(f for f in frames if f))
-            found = tuple(a for a in index.new_keys(inside, used,
+            found = tuple(a for a in index.new_keys(inside, frames,
                                                      frames[-1] if key_start else None) if len(a))
             if len(self._new_key_tokens) > 256:
                 self._new_key_tokens.clear()

@@ -188,16 +188,21 @@ class KeyIndex:
                                else np.array((tid,), dtype=np.int32))
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int32)
 
-    def new_keys(self, inside, used: frozenset, used_here: frozenset | None) -> list:
+    def new_keys(self, inside, used_sets, used_here: frozenset | None) -> list:
         """Id arrays of tokens that may open a key and end at a prefix of an existing key,
         or write an existing key whole, read in context ``inside`` (CONTEXTS): after a
-        separator in the token, any open object's keys ``used`` count; right at the token's
-        start (when a key may open there) those of the current object, ``used_here``."""
-        out = [self.multi[inside], self.crossers_out[inside]]
-        for opener, keys in (("sep", used), ("start", used_here or frozenset())):
+        separator in the token, the keys of every open container (``used_sets``, one set
+        each) count; right at the token's start (when a key may open there) those of the
+        current object, ``used_here``. A token may be in several arrays."""
+        found: dict = {}        # each array once: sets share keys, keys share arrays
+        for keys in used_sets:
             if keys:
-                out += self._new_key_set(inside, opener, keys)
-        return out
+                for ids in self._new_key_set(inside, "sep", keys):
+                    found[id(ids)] = ids
+        if used_here:
+            for ids in self._new_key_set(inside, "start", used_here):
+                found[id(ids)] = ids
+        return [self.multi[inside], self.crossers_out[inside], *found.values()]
 
     def _new_key_set(self, inside, opener: str, keys: frozenset) -> tuple:
         """The non-empty arrays of ``_new_key`` for the keys of ``keys`` (kept per key set: the

@@ -70,7 +70,7 @@ def test_key_index_finds_the_tokens_that_spell_a_key():
     names = {tokens[t] for t in ids}
     assert {b"a", b"ab", b'ab":', b"\\u0061", b"\\u00"} <= names
     assert b"x" not in names and b'b"' not in names
-    new = {tokens[int(t)] for part in index.new_keys(False, frozenset({b"ab"}), None)
+    new = {tokens[int(t)] for part in index.new_keys(False, [frozenset({b"ab"})], None)
            for t in part}
     assert b',"ab' in new and b'"a":1,"a"' in new
 
