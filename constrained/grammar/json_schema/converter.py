@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from ...deadline import check_deadline
 from ...errors import (EmptyLanguageError, GrammarError, LimitExceededError,
@@ -55,7 +56,6 @@ class Converter:
 
     def _make_validator(self):
         try:
-            import jsonschema
             import referencing
             import referencing.jsonschema
         except ImportError as e:  # pragma: no cover - jsonschema is a dependency
@@ -64,16 +64,7 @@ class Converter:
         resource = referencing.jsonschema.DRAFT202012.create_resource(self.index.root)
         registry = referencing.Registry().with_resources(
             [(self.index.base, resource), (DEFAULT_BASE, resource)])
-        from jsonschema.exceptions import ValidationError
-
-        def enum(validator, enums, instance, schema):
-            # the package compares against every value: N values checked against their own
-            # enum would cost N * N comparisons
-            if not isinstance(enums, list) or not enum_contains(enums, instance):
-                yield ValidationError("the value is not one of the enum's values")
-
-        validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
-                                                 {"enum": enum})
+        validator = _validator_class()
         return lambda schema: validator(schema, registry=registry)
 
     # -- errors -------------------------------------------------------------------------------
@@ -458,3 +449,23 @@ def _simple_check(instance, schema) -> bool | None:
                                  and enum_contains(schema["enum"], instance)):
         return False
     return True
+
+
+@lru_cache(maxsize=1)
+def _validator_class():
+    """The jsonschema validator class the converter checks instances with (made once per
+    process: making a validator class costs about a millisecond)."""
+    try:
+        import jsonschema
+        from jsonschema.exceptions import ValidationError
+    except ImportError as e:  # pragma: no cover - jsonschema is a dependency
+        raise ImportError("the JSON Schema front-end needs the jsonschema package "
+                          "(pip install jsonschema)") from e
+
+    def enum(validator, enums, instance, schema):
+        # the package compares against every value: N values checked against their own
+        # enum would cost N * N comparisons
+        if not isinstance(enums, list) or not enum_contains(enums, instance):
+            yield ValidationError("the value is not one of the enum's values")
+
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, {"enum": enum})
