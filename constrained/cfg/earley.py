@@ -144,10 +144,10 @@ class EarleyParser:
         self.grammar = grammar
         self.n_terminals = grammar.n_terminals
         n_symbols = grammar.n_terminals + len(grammar.nonterminal_names)
-        lengths = np.array([len(r) for r in grammar.rhs], dtype=np.int32)
+        lengths = np.fromiter(map(len, grammar.rhs), dtype=np.int32, count=len(grammar.rhs))
         starts = np.zeros(len(lengths) + 1, dtype=np.int32)
         np.cumsum(lengths, out=starts[1:])
-        flat = np.fromiter((s for r in grammar.rhs for s in r), dtype=np.int32,
+        flat = np.fromiter(itertools.chain.from_iterable(grammar.rhs), dtype=np.int32,
                            count=int(starts[-1]))
         nullable = np.zeros(n_symbols, dtype=np.uint8)
         nullable[list(grammar.nullable)] = 1

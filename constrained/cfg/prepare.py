@@ -144,13 +144,16 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     if n_alts > max_rules:
         raise LimitExceededError(f"grammar has {n_alts} alternatives, more than "
                                  f"max_rules={max_rules}")
+    both = rules.keys() & grammar.terminals.keys()
+    if both:
+        raise GrammarError(f"{next(n for n in rules if n in both)!r} is both a rule and a "
+                           "terminal")
+    defined = rules.keys() | grammar.terminals.keys()
     for name, alts in rules.items():
-        if name in grammar.terminals:
-            raise GrammarError(f"{name!r} is both a rule and a terminal")
         for alt in alts:
-            for sym in alt:
-                if sym not in rules and sym not in grammar.terminals:
-                    raise GrammarError(f"rule {name!r} uses undefined symbol {sym!r}")
+            if not defined.issuperset(alt):
+                sym = next(s for s in alt if s not in defined)
+                raise GrammarError(f"rule {name!r} uses undefined symbol {sym!r}")
     for name in grammar.ignore:
         if name not in grammar.terminals:
             raise GrammarError(f"ignored terminal {name!r} is not defined")
