@@ -236,12 +236,10 @@ class DistinctStringsMatcher(CFGMatcher):
         after = scan(scanned, head) if head else scanned
         if after is None:
             return _REPEATS
-        frames, phase, key_raw = after
-        if phase != KEY and phase != KEY_ESC:
+        open_key = _key_in_use(after)
+        if open_key is None:
             return _OUTSIDE
-        used = frames[-1]
-        if not used:
-            return _OUTSIDE
+        used, key_raw = open_key
         moved = self._runtime.step(state, head) if head else state
         if moved is None:
             return _CHECK
@@ -271,10 +269,10 @@ class DistinctStringsMatcher(CFGMatcher):
         scanned = scan(scanned, data, opens)
         if scanned is None:
             return None
-        frames, phase, key_raw = scanned
-        if phase != KEY and phase != KEY_ESC:
+        open_key = _key_in_use(scanned)
+        if open_key is None:
             return scanned
-        used = frames[-1]
+        used, key_raw = open_key
         if not _may_repeat(key_raw, used):
             return scanned
         written, partial = decoded_prefix(key_raw)
@@ -361,6 +359,16 @@ class DistinctStringsMatcher(CFGMatcher):
     def reset(self) -> None:
         super().reset()
         self._scans = [INITIAL]
+
+
+def _key_in_use(scanned) -> tuple | None:
+    """(the innermost container's strings, the raw text of its key being read) when the scan
+    state is inside a key (an item) of a container that already has strings, else None:
+    only then can the text go on to repeat one."""
+    frames, phase, key_raw = scanned
+    if (phase != KEY and phase != KEY_ESC) or not frames[-1]:
+        return None
+    return frames[-1], key_raw
 
 
 def _opens_key_only(head: bytes, value_string: bool) -> bool:

@@ -55,16 +55,12 @@ class Converter:
         self._validators: dict[int, tuple] = {}
 
     def _make_validator(self):
-        try:
-            import referencing
-            import referencing.jsonschema
-        except ImportError as e:  # pragma: no cover - jsonschema is a dependency
-            raise ImportError("the JSON Schema front-end needs the jsonschema package "
-                              "(pip install jsonschema)") from e
+        validator = _validator_class()      # raises when jsonschema is missing
+        import referencing                  # a dependency of jsonschema
+        import referencing.jsonschema
         resource = referencing.jsonschema.DRAFT202012.create_resource(self.index.root)
         registry = referencing.Registry().with_resources(
             [(self.index.base, resource), (DEFAULT_BASE, resource)])
-        validator = _validator_class()
         return lambda schema: validator(schema, registry=registry)
 
     # -- errors -------------------------------------------------------------------------------
