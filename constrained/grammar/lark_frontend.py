@@ -27,6 +27,7 @@ from lark.tree import Tree
 from ..errors import ConstrainedError, EmptyLanguageError, GrammarError, LimitExceededError
 from ._analysis import check_defined, check_size, clean_rules, empty_language_at
 from ._grammar import Terminal
+from ._lark_reader import prepare_lark_reader
 from ._lark_scan import LarkScan, where
 from ._regex_translate import escape_literal, to_interegular
 from ._token_refs import replace_lark_token_refs
@@ -99,24 +100,6 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _prepare_lark_reader() -> None:
-    """Builds Lark's reader of grammar files once per process without its terminal-collision
-    check: with ``interegular`` installed, Lark compares every pair of terminals of its own,
-    fixed meta-grammar (most of the first load's ~200 ms) only to log warnings."""
-    try:
-        from lark import lexer as lark_lexer
-        from lark import load_grammar as lark_load
-        if hasattr(lark_load._get_parser, "cache") or not lark_lexer.has_interegular:
-            return
-        lark_lexer.has_interegular = False
-        try:
-            lark_load._get_parser()
-        finally:
-            lark_lexer.has_interegular = True
-    except (ImportError, AttributeError):   # another Lark layout: it builds the reader itself
-        return
-
-
 @dataclass(frozen=True)
 class _Limits:
     """What a Lark text (and each grammar file it imports) may hold before Lark reads it."""
@@ -131,7 +114,7 @@ class _Limits:
 
 def _load(text: str, start: str, import_paths: list[str], path: str | None,
           allow_outside: bool, limits: _Limits) -> "_Loaded":
-    _prepare_lark_reader()
+    prepare_lark_reader()
     kwargs = {}
     if path is not None:
         kwargs["source_path"] = os.path.abspath(path)
