@@ -348,6 +348,14 @@ class DistinctStringsMatcher(CFGMatcher):
                 loop[b] = False
         return loop
 
+    def relaxed(self) -> CFGMatcher:
+        """A matcher of the grammar alone at this state: its language holds this one's (keys
+        may repeat there), so its fewest-token completions are a lower bound on this one's,
+        and equal to them when the completion it finds is accepted here too."""
+        plain = CFGMatcher(self.compiled)
+        plain._stack = [self._stack[-1]]
+        return plain
+
     def state_key(self):
         """The exact state: the grammar's and the scan's."""
         return (self._stack[-1], self._scans[-1])

@@ -32,6 +32,10 @@ SCHEMA = {"type": "object", "properties": {
 GRAMMARS = {
     "schema": lambda: Grammar.from_json_schema(SCHEMA),
     "schema_any_order": lambda: Grammar.from_json_schema(SCHEMA, property_order="any"),
+    # keys that may repeat in the grammar alone: the relaxed search's path can write one twice
+    "two_pattern_keys": lambda: Grammar.from_json_schema(
+        {"type": "object", "minProperties": 2, "patternProperties": {"^[ab]+$": {"type": "null"}},
+         "additionalProperties": False}, property_order="any"),
     "arithmetic": lambda: Grammar.from_lark(r'''
 ?start: sum
 ?sum: atom | sum "+" atom
@@ -127,6 +131,21 @@ def test_budget_mask_matches_a_plain_search(name):
                 assert bool(mask[t]) == (d is not None), (t, remaining)
                 checked += 1
     assert checked > 0
+
+
+def test_a_relaxed_completion_that_repeats_a_key_is_not_taken():
+    """From ``{"a":null`` the grammar alone completes shortest by writing ``"a"`` again; the
+    distance must come from completions without a repeated key (the oracle's)."""
+    cg = compile_grammar(GRAMMARS["two_pattern_keys"](), VOCAB)
+    m = cg.matcher()
+    assert m.accept_bytes(b'{"a":null')
+    search = ShortestCompletion(VOCAB, max_states=100_000)
+    loose = search.distance(m.relaxed(), 8)
+    assert loose.tokens is not None
+    assert not search._accepts(m, loose.tokens)       # the relaxed path repeats "a"
+    got = ShortestCompletion(VOCAB, max_states=100_000).distance(m, 8)
+    assert got.tokens is not None and len(got.tokens) == _oracle_distance(m, 8)
+    assert search._accepts(m, got.tokens)
 
 
 def test_limits_make_the_answer_unknown_not_wrong():

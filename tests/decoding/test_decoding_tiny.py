@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from constrained import DecodingError, Grammar, VocabularyError, generate, stream
+from constrained.errors import BudgetError
 from constrained.compiler import compile_grammar
 from constrained.decoding import GrammarLogitsProcessor
 from constrained.vocabulary import Vocabulary
@@ -53,6 +54,23 @@ def test_decoding_json_grammar_with_budget_always_completes(tiny):
         assert r.complete and r.finish_reason == "stop", r
         assert r.n_tokens + 1 <= 12
         json.loads(r.text)
+
+
+def test_decoding_budget_fits_a_completion_shorter_in_tokens_than_the_plan(tiny):
+    """The byte-shortest completion ``{"0":0}`` takes 6 tokens here, ``{"0": 0}`` takes 5
+    (the vocabulary has ``": ``); keys may be any word, so states differ in the key written.
+    A budget of 5 tokens and the end-of-sequence token is feasible and must not be refused."""
+    model, vocab = tiny
+    schema = {"type": "object", "minProperties": 1,
+              "patternProperties": {"^[a-z0-9]+$": {}}, "additionalProperties": False}
+    cg = compile_grammar(Grammar.from_json_schema(schema, property_order="any"), vocab)
+    for seed in range(3):
+        r = generate(model, vocab, PROMPT, grammar=cg, sampling=VERY_HOT, seed=seed,
+                     max_new_tokens=6, complete_within_budget=True)
+        assert r.complete and r.finish_reason == "stop", r
+        assert r.n_tokens <= 5 and len(json.loads(r.text)) >= 1
+    with pytest.raises(BudgetError):
+        generate(model, vocab, PROMPT, grammar=cg, max_new_tokens=5, complete_within_budget=True)
 
 
 def test_decoding_budget_steers_regex_to_a_complete_sentence(tiny):
