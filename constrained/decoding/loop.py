@@ -37,7 +37,7 @@ from .setup import (logits_width, per_prompt, resolve_grammar, resolve_sampling,
 
 _SLOW_MASK_SECONDS = 0.002
 _TIGHT_SEARCH_STATES = 24     # states one exact search may visit while the budget is tight
-_TIGHT_SEARCH_GROUPS = 256    # byte steps per state in those searches
+_TIGHT_SEARCH_GROUPS = 256    # distinct token remainders per state in those searches
 _CHECK_SEARCH_STATES = 400    # states the check before decoding may visit (once per row)
 _TIGHT_EXACT_WINDOW = 3       # tokens left below which the tight mask is computed exactly
 _ROOM_MARGIN = 8              # tokens kept beyond the byte distance before plans are needed

@@ -14,7 +14,6 @@ mask a decode loop applies while the budget is tight.
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,9 +21,6 @@ import numpy as np
 from ..bitmask import allocate_token_bitmask, unpack_bitmask
 from ..vocabulary import Vocabulary
 from .budget import state_key
-
-
-_FEW = 24    # token sets at most this small are read on one token at a time
 
 
 @dataclass
@@ -76,167 +72,82 @@ class ShortestCompletion:
         special[[t for t in named if t < n]] = True
         self._special = special
         self._loop_prefix: dict[bytes, np.ndarray] = {}
-        self._state_info: dict = {}   # state key -> (its looping bytes, whether it accepts)
-        self._edges: dict = {}        # (state key, byte) -> the next state's key
         self._exact: dict = {}        # state key -> shortest completion (token ids)
         self._more_than: dict = {}    # state key -> k: no completion of at most k tokens
 
     # next states ------------------------------------------------------------------------------
-    def _non_looping(self, loop: np.ndarray) -> np.ndarray:
-        """Sorted positions in the concatenated token bytes of the bytes not in ``loop``."""
+    def _prefix_lengths(self, loop: np.ndarray) -> np.ndarray:
+        """Per token: how many of its first bytes are in ``loop`` (bool[256])."""
         key = np.packbits(loop).tobytes()
         got = self._loop_prefix.get(key)
         if got is None:
             if len(self._loop_prefix) >= 64:
                 self._loop_prefix.clear()
-            got = self._loop_prefix[key] = np.flatnonzero(~loop[self._flat])
+            inside = loop[self._flat]
+            pos = np.where(inside, np.iinfo(np.int64).max, np.arange(len(self._flat)))
+            ends = self._starts + self._lens
+            first = np.full(len(self._lens), np.iinfo(np.int64).max, dtype=np.int64)
+            has = self._lens > 0
+            if len(pos):
+                first[has] = np.minimum.reduceat(pos, self._starts[has])
+            got = np.minimum(first, ends) - self._starts
+            got[~has] = 0
+            self._loop_prefix[key] = got
         return got
-
-    def _loop_runs(self, loop: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """Per token: the offset where its run of ``loop`` bytes from ``offsets`` ends (its
-        length when the run reaches its end)."""
-        stops = self._non_looping(loop)
-        starts = self._starts[ids]
-        ends = starts + self._lens[ids]
-        j = np.searchsorted(stops, starts + offsets)
-        first = np.where(j < len(stops), stops[np.minimum(j, len(stops) - 1)], ends)
-        return np.minimum(first, ends) - starts
-
-    def _loop_of(self, matcher, key) -> np.ndarray:
-        looping = getattr(matcher, "looping_bytes", None)
-        if looping is not None:
-            return looping()
-        loop = np.zeros(256, dtype=bool)
-        for b in range(256):
-            if matcher.accept_bytes(bytes((b,))):
-                loop[b] = state_key(matcher) == key
-                matcher.rollback(1)
-        return loop
-
-    def _info(self, matcher, key, path: bytes) -> tuple[np.ndarray, bool]:
-        """(looping bytes, accepting) of the state ``path`` leads to from the matcher's."""
-        got = self._state_info.get(key)
-        if got is None:
-            moved = bool(path) and matcher.accept_bytes(path)
-            try:
-                got = (self._loop_of(matcher, key), matcher.is_accepting())
-            finally:
-                if moved:
-                    matcher.rollback(1)
-            self._state_info[key] = got
-        return got
-
-    def _edge(self, matcher, key, path: bytes, byte: int):
-        """The key of the state ``byte`` leads to from the state ``path`` leads to."""
-        child = self._edges.get((key, byte))
-        if child is None:
-            if not matcher.accept_bytes(path + bytes((byte,))):  # never: the mask is exact
-                raise AssertionError("a byte path of allowed tokens was refused")
-            child = self._edges[(key, byte)] = state_key(matcher)
-            matcher.rollback(1)
-        return child
 
     def successors(self, matcher) -> tuple[np.ndarray, list[Successor]] | None:
         """(tokens that leave the state as it is, the other allowed text tokens grouped by the
-        state they lead to), or None past ``max_groups`` byte steps. The matcher is left where
-        it was.
-
-        Tokens are read together, byte by byte: a run of bytes that leaves a state as it is
-        counts as nothing (``"abc"}`` and ``"xyz"}`` both read as ``""}`` when the string body
-        loops), and tokens whose bytes so far lead to one state are read on together (the
-        characters of a UTF-8 class share their middle states). What a state's bytes do is
-        kept per state key, so the matcher steps each state and byte once."""
+        state they lead to), or None past ``max_groups`` distinct token remainders. The
+        matcher is left where it was."""
         key0 = state_key(matcher)
-        if len(self._edges) > self.cache_size:
-            self._edges.clear()
-            self._state_info.clear()
         bm = allocate_token_bitmask(self.vocab.size)
         matcher.fill_next_token_bitmask(bm)
         unpacked = unpack_bitmask(bm, self.vocab.size)[:len(self._lens)]
         allowed = np.nonzero(unpacked & self._text)[0]
         specials = np.nonzero(unpacked & self._special)[0]
+        looping = getattr(matcher, "looping_bytes", None)
+        if looping is not None:
+            loop = looping()
+        else:
+            loop = np.zeros(256, dtype=bool)
+            for b in range(256):
+                if matcher.accept_bytes(bytes((b,))):
+                    loop[b] = state_key(matcher) == key0
+                    matcher.rollback(1)
+        k = self._prefix_lengths(loop)[allowed]
+        whole = k == self._lens[allowed]
+        if int((~whole).sum()) > 4 * self.max_groups:
+            return None
+        same = allowed[whole]
+        groups: dict[bytes, list[int]] = {}
+        data = self._bytes
+        for t, cut in zip(allowed[~whole].tolist(), k[~whole].tolist()):
+            groups.setdefault(data[t][cut:], []).append(t)
+        if len(groups) > self.max_groups:
+            return None
         by_state: dict = {}
         out: list[Successor] = []
-        same: list = []
 
-        def file(key, accepting: bool, ids) -> None:
-            if key == key0:
-                same.append(ids)
-                return
+        def add(ids: list[int]) -> None:
+            """Files ``ids`` (just stepped) under the state they led to, and steps back."""
+            key = state_key(matcher)
+            accepting = matcher.is_accepting()
+            matcher.rollback(1)
             got = by_state.get(key)
             if got is None:
                 got = by_state[key] = Successor([], key, accepting)
                 out.append(got)
-            got.token_ids.append(ids)
+            got.token_ids.extend(ids)
 
-        # per state reached and not yet read on: (a path of bytes to it, the tokens on it, where
-        # each is read up to); paths that meet in one state are read on together
-        pending: dict = {key0: (b"", [allowed], [np.zeros(len(allowed), dtype=np.int64)])}
-        order = deque([key0])
-        steps = 0
-        while order:
-            key = order.popleft()
-            path, id_parts, offset_parts = pending.pop(key)
-            ids, offsets = np.concatenate(id_parts), np.concatenate(offset_parts)
-            if len(ids) <= _FEW:
-                steps += self._read_each(matcher, key, path, ids, offsets, file)
-                if steps > self.max_groups:
-                    return None
-                continue
-            loop, accepting = self._info(matcher, key, path)
-            ends = self._loop_runs(loop, ids, offsets)
-            done = ends == self._lens[ids]
-            if done.any():
-                file(key, accepting, ids[done])
-            ids, ends = ids[~done], ends[~done]
-            if not len(ids):
-                continue
-            nxt = self._flat[self._starts[ids] + ends]
-            by_byte = np.argsort(nxt, kind="stable")
-            ids, ends, nxt = ids[by_byte], ends[by_byte], nxt[by_byte]
-            cuts = np.flatnonzero(np.diff(nxt)) + 1
-            steps += len(cuts) + 1
-            if steps > self.max_groups:
-                return None
-            for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(ids)]):
-                byte = int(nxt[lo])
-                child = self._edge(matcher, key, path, byte)
-                got = pending.get(child)
-                if got is None:
-                    got = pending[child] = (path + bytes((byte,)), [], [])
-                    order.append(child)
-                got[1].append(ids[lo:hi])
-                got[2].append(ends[lo:hi] + 1)
+        for rest, ids in groups.items():
+            if matcher.accept_bytes(rest):     # always: the mask is exact
+                add(ids)
         for t in specials.tolist():            # special tokens a grammar names: one step each
             if matcher.accept_token(t):
-                file(state_key(matcher), matcher.is_accepting(), np.array([t]))
-                matcher.rollback(1)
+                add([t])
         for s in out:
-            s.token_ids = np.sort(np.concatenate(s.token_ids)).astype(np.int64)
-        same_ids = np.sort(np.concatenate(same)).astype(np.int64) if same else \
-            np.zeros(0, dtype=np.int64)
-        return same_ids, out
-
-    def _read_each(self, matcher, key, path: bytes, ids: np.ndarray, offsets: np.ndarray,
-                   file) -> int:
-        """Reads a few tokens on one at a time from the state ``path`` leads to (``key``),
-        filing each under the state it ends in; returns the byte steps taken."""
-        steps = 0
-        for t, i in zip(ids.tolist(), offsets.tolist()):
-            data = self._bytes[t]
-            k, p = key, path
-            while True:
-                loop, accepting = self._info(matcher, k, p)
-                while i < len(data) and loop[data[i]]:
-                    i += 1
-                if i == len(data):
-                    file(k, accepting, np.array([t]))
-                    break
-                k = self._edge(matcher, k, p, data[i])
-                p += data[i:i + 1]
-                i += 1
-                steps += 1
-        return steps
+            s.token_ids = np.array(sorted(s.token_ids), dtype=np.int64)
+        return same, out
 
     # distances ------------------------------------------------------------------------------
     def distance(self, matcher, limit: int, max_states: int | None = None) -> Distance:
@@ -361,4 +272,3 @@ class ShortestCompletion:
             if d.tokens is not None:
                 out[s.token_ids] = True
         return out
-
