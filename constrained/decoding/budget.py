@@ -4,7 +4,9 @@ A *plan* is a list of tokens that takes the matcher from its current state to a 
 sentence. For context-free grammars plans walk down the grammar's byte distances
 (constrained.cfg.distance: the fewest bytes to a complete sentence, from the parser and lexer
 state), taking at each step a byte that brings the end one byte nearer, checked by the matcher;
-the bytes are then cut into the fewest vocabulary tokens. Where that walk gets stuck (greedy
+the bytes are then cut into the fewest vocabulary tokens, where a token may also begin with a
+space the grammar takes there (`` []`` is one token in many vocabularies, ``[]`` two: a byte
+longer, a token shorter). Where that walk gets stuck (greedy
 lexing, keys already written) or the matcher is not a context-free one, plans come from a
 small breadth-first search over bytes, else from a greedy depth-first search that tries closers
 first and backtracks (both deduplicate states by the matcher's exact state when it exposes one);
@@ -217,6 +219,9 @@ class CompletionPlanner:
         data = self.distance_walk(matcher)
         if data is not None:
             tokens = self.tokenizer.fewest(matcher, data)
+            spaced = self.tokenizer.fewest_spaced(matcher, data)
+            if spaced is not None and (tokens is None or len(spaced) < len(tokens)):
+                return spaced
             if tokens is not None:
                 return tokens
         parts = cfg_parts(matcher)

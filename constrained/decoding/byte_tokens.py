@@ -65,33 +65,69 @@ class ByteTokenizer:
     def fewest(self, matcher, data: bytes) -> list[int] | None:
         """The fewest tokens spelling ``data`` that ``matcher`` accepts one by one (it is left
         where it was), or None when no such tokenization was found."""
+        out = self._cut(data, ())
+        return out if out is not None and _accepts(matcher, out, False) else None
+
+    def fewest_spaced(self, matcher, data: bytes) -> list[int] | None:
+        """The fewest tokens taking ``matcher`` to a complete sentence through ``data`` with
+        single spaces inserted where the grammar takes one (before a byte at which the matcher
+        accepts a space): a vocabulary often has `` []`` but not ``[]``, so ``": []`` is fewer
+        tokens than ``":[]``. Each token may start with such a space. None when the tiling
+        found is not accepted to a complete sentence (a space that the grammar takes there
+        but that changes what may follow, as in a string of bounded length)."""
+        spaced = []
+        for i in range(len(data)):
+            if matcher.accept_bytes(b" "):
+                matcher.rollback(1)
+                spaced.append(i)
+            if not matcher.accept_bytes(data[i:i + 1]):
+                if i:
+                    matcher.rollback(i)
+                return None
+        if data:
+            matcher.rollback(len(data))
+        if not spaced:
+            return None
+        out = self._cut(data, frozenset(spaced))
+        return out if out is not None and _accepts(matcher, out, True) else None
+
+    def _cut(self, data: bytes, spaced) -> list[int] | None:
+        """The fewest tokens spelling ``data``, where a token that starts at a position in
+        ``spaced`` may have one space before it (None when no tiling exists)."""
         n = len(data)
         best = [0] + [n + 1] * n
-        back = [-1] * (n + 1)
+        back = [(-1, 0)] * (n + 1)      # (token, data bytes it spells) ending at each position
         ids = self._ids
         for i in range(n):
             if best[i] > n:
                 continue
-            for size in range(1, min(self._longest, n - i) + 1):
-                tid = ids.get(data[i:i + size])
-                if tid is not None and best[i] + 1 < best[i + size]:
-                    best[i + size] = best[i] + 1
-                    back[i + size] = tid
+            for prefix in (b"", b" ") if i in spaced else (b"",):
+                for size in range(1, min(self._longest - len(prefix), n - i) + 1):
+                    tid = ids.get(prefix + data[i:i + size])
+                    if tid is not None and best[i] + 1 < best[i + size]:
+                        best[i + size] = best[i] + 1
+                        back[i + size] = (tid, size)
         if best[n] > n:
             return None
         out: list[int] = []
         pos = n
         while pos > 0:
-            tid = back[pos]
+            tid, size = back[pos]
             out.append(tid)
-            pos -= len(self._bytes_of[tid])
+            pos -= size
         out.reverse()
-        accepted = 0
-        for tid in out:
-            if not matcher.accept_token(tid):
-                break
-            accepted += 1
-        ok = accepted == len(out)
-        if accepted:
-            matcher.rollback(accepted)
-        return out if ok else None
+        return out
+
+
+def _accepts(matcher, tokens: list[int], complete: bool) -> bool:
+    """Whether ``matcher`` accepts ``tokens`` one by one (and, with ``complete``, is then at a
+    complete sentence); it is left where it was."""
+    accepted = 0
+    for tid in tokens:
+        if not matcher.accept_token(tid):
+            break
+        accepted += 1
+    ok = accepted == len(tokens) and (not complete or matcher.is_accepting())
+    if accepted:
+        matcher.rollback(accepted)
+    return ok
