@@ -66,7 +66,7 @@ class ByteTokenizer:
         """The fewest tokens spelling ``data`` that ``matcher`` accepts one by one (it is left
         where it was), or None when no such tokenization was found."""
         out = self._cut(data, ())
-        return out if out is not None and _accepts(matcher, out, False) else None
+        return out if out is not None and accepts_tokens(matcher, out, False) else None
 
     def fewest_spaced(self, matcher, data: bytes) -> list[int] | None:
         """The fewest tokens taking ``matcher`` to a complete sentence through ``data`` with
@@ -89,7 +89,7 @@ class ByteTokenizer:
         if not spaced:
             return None
         out = self._cut(data, frozenset(spaced))
-        return out if out is not None and _accepts(matcher, out, True) else None
+        return out if out is not None and accepts_tokens(matcher, out, True) else None
 
     def _cut(self, data: bytes, spaced) -> list[int] | None:
         """The fewest tokens spelling ``data``, where a token that starts at a position in
@@ -119,7 +119,7 @@ class ByteTokenizer:
         return out
 
 
-def _accepts(matcher, tokens: list[int], complete: bool) -> bool:
+def accepts_tokens(matcher, tokens: list[int], complete: bool) -> bool:
     """Whether ``matcher`` accepts ``tokens`` one by one (and, with ``complete``, is then at a
     complete sentence); it is left where it was."""
     accepted = 0

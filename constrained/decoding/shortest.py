@@ -21,6 +21,7 @@ import numpy as np
 from ..bitmask import allocate_token_bitmask, unpack_bitmask
 from ..vocabulary import Vocabulary
 from .budget import state_key
+from .byte_tokens import accepts_tokens
 
 
 @dataclass
@@ -171,7 +172,7 @@ class ShortestCompletion:
             loose = self._distance(relaxed(), limit)
             if loose.exceeds:
                 return loose
-            if loose.tokens is not None and self._accepts(matcher, loose.tokens):
+            if loose.tokens is not None and accepts_tokens(matcher, loose.tokens, True):
                 self._remember(matcher, loose.tokens)
                 return loose
         got = self._exact.get(key0)
@@ -209,20 +210,6 @@ class ShortestCompletion:
                 break
         self._more_than[key0] = max(self._more_than.get(key0, -1), limit)
         return Distance(None, True)
-
-    @staticmethod
-    def _accepts(matcher, tokens: list[int]) -> bool:
-        """Whether ``tokens`` take ``matcher`` to a complete sentence (it is left as it was)."""
-        done = 0
-        try:
-            for t in tokens:
-                if not matcher.accept_token(t):
-                    return False
-                done += 1
-            return matcher.is_accepting()
-        finally:
-            if done:
-                matcher.rollback(done)
 
     def _remember(self, matcher, tokens: list[int]) -> None:
         """Caches the distance of every state on a shortest path (each rest of it is a
