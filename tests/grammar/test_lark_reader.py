@@ -1,8 +1,8 @@
 """Lark's grammar-file reader built from the parse table kept on disk (grammar._lark_reader).
 
-Oracle: Lark's own LALR analysis of its meta-grammar. The table read back from the disk cache
-must equal it action for action, and a fresh process must take the cached path (it writes no
-file and reads grammars as Lark does).
+Oracles: Lark's own LALR analysis of its meta-grammar (the table read back from the disk cache
+must equal it action for action), and Lark's own reader (every shipped grammar must read the
+same, in a process that analysed the meta-grammar and in one that took the saved table).
 """
 from __future__ import annotations
 
@@ -19,17 +19,21 @@ from constrained.grammar import _lark_reader as reader
 ROOT = Path(__file__).resolve().parents[2]
 
 _CHILD = r"""
-import json, sys
+import glob, json, sys
 sys.path.insert(0, {root!r})
 import lark.load_grammar as lark_load
 from constrained import Grammar
 from constrained.grammar import _lark_reader as reader
+if {larks_own!r}:
+    lark_load._get_parser()           # Lark builds its reader itself, as without the cache
 analysed = []
 own = reader._analyse
 reader._analyse = lambda parts: analysed.append(1) or own(parts)
-g = Grammar.from_lark(open({grammar!r}).read())
-print(json.dumps({{"rules": sorted(map(str, g.rules.items())), "terminals": sorted(g.terminals),
-                  "analysed": len(analysed)}}))
+read = {{}}
+for path in sorted(glob.glob({grammars!r})):
+    g = Grammar.from_lark(open(path).read())
+    read[path] = [sorted(map(str, g.rules.items())), sorted(map(str, g.terminals.items()))]
+print(json.dumps({{"read": read, "analysed": len(analysed)}}))
 """
 
 
@@ -76,19 +80,23 @@ def test_a_table_naming_states_it_lacks_is_not_used(tmp_path, monkeypatch):
     assert reader._load_table("larkreader-bad.bin", parts) is None
 
 
-def _child(cache: Path, grammar: Path) -> dict:
+def _child(cache: Path, larks_own: bool = False) -> dict:
     env = {**os.environ, "CONSTRAINED_CACHE_DIR": str(cache)}
-    code = _CHILD.format(root=str(ROOT), grammar=str(grammar))
+    code = _CHILD.format(root=str(ROOT), grammars=str(ROOT / "grammars" / "*.lark"),
+                         larks_own=larks_own)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, timeout=120, check=True)
+                         env=env, timeout=300, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_fresh_processes_read_grammars_alike_and_the_second_one_uses_the_saved_table(tmp_path):
-    grammar = ROOT / "grammars" / "json.lark"
-    first = _child(tmp_path, grammar)
-    assert first["analysed"] == 1 and len(first["rules"]) > 3
+def test_fresh_processes_read_grammars_as_larks_own_reader_does(tmp_path):
+    """Every shipped Lark grammar reads the same with Lark's own reader, with the reader built
+    from a fresh analysis (first process) and from the saved table (second process)."""
+    larks = _child(tmp_path / "unused", larks_own=True)
+    first = _child(tmp_path)
+    assert first["analysed"] == 1
     assert len(list(tmp_path.glob("larkreader-*.bin"))) == 1
-    second = _child(tmp_path, grammar)
+    second = _child(tmp_path)
     assert second["analysed"] == 0
-    assert second["rules"] == first["rules"] and second["terminals"] == first["terminals"]
+    assert len(larks["read"]) >= 5
+    assert first["read"] == larks["read"] and second["read"] == larks["read"]
