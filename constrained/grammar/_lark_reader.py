@@ -1,7 +1,8 @@
 """Lark's reader of grammar files, set up once per process from a parse table kept on disk.
 
 Lark reads a grammar text with an LALR parser of its own meta-grammar, built on first use by
-a grammar analysis (about 25 ms, most of a first Lark grammar's compile). The table that
+a grammar analysis (10-20 ms in a fresh process, a good part of a first Lark grammar's
+compile). The table that
 analysis produces depends only on the installed Lark, so it is kept in the disk cache (keyed by
 Lark's version and its meta-grammar) and later processes build the reader from it. With
 ``interegular`` installed, Lark would also compare every pair of its own meta-grammar's
