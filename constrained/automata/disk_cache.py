@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import tempfile
 import time
@@ -71,11 +72,15 @@ def save_arrays(name: str, arrays: dict[str, np.ndarray]) -> bool:
 
 
 def load_arrays(name: str) -> dict[str, np.ndarray] | None:
-    """The arrays saved under ``name``, or None when missing, truncated or corrupt."""
+    """The arrays saved under ``name``, or None when missing, truncated or corrupt. The file
+    is mapped, not read: the arrays are views of the page cache (a writer replaces files and
+    the pruning deletes them, never changes one in place, so a mapping stays valid)."""
     path = cache_dir() / name
     try:
-        data = path.read_bytes()
-    except OSError:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    except (OSError, ValueError):
         return None
     head = len(_MAGIC) + 32
     ok = (len(data) > head and data[:len(_MAGIC)] == _MAGIC
