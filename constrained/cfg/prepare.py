@@ -20,7 +20,7 @@ from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
 from ..automata.byte_dfa import dfa_from_arrays
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
-from ..grammar._analysis import derivable
+from ..grammar._analysis import check_defined, derivable
 
 START = "$start"
 
@@ -148,12 +148,7 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     if both:
         raise GrammarError(f"{next(n for n in rules if n in both)!r} is both a rule and a "
                            "terminal")
-    defined = rules.keys() | grammar.terminals.keys()
-    for name, alts in rules.items():
-        for alt in alts:
-            if not defined.issuperset(alt):
-                sym = next(s for s in alt if s not in defined)
-                raise GrammarError(f"rule {name!r} uses undefined symbol {sym!r}")
+    check_defined(rules, grammar.terminals, grammar.start)
     for name in grammar.ignore:
         if name not in grammar.terminals:
             raise GrammarError(f"ignored terminal {name!r} is not defined")

@@ -34,14 +34,16 @@ def check_size(text: str, max_grammar_bytes: int, what: str = "the grammar text"
 
 def check_defined(rules: dict[str, tuple[tuple[str, ...], ...]], terminals,
                   start: str) -> None:
-    """Raise GrammarError naming the first symbol that is neither a rule nor a terminal."""
+    """Raise GrammarError naming an undefined start rule, or the first symbol that is neither
+    a rule nor a terminal."""
     if start not in rules:
         raise GrammarError(f"start rule {start!r} is not defined")
+    defined = rules.keys() | terminals.keys()
     for name, alts in rules.items():
         for alt in alts:
-            for sym in alt:
-                if sym not in rules and sym not in terminals:
-                    raise GrammarError(f"symbol {sym!r} used in rule {name!r} is not defined")
+            if not defined.issuperset(alt):
+                sym = next(s for s in alt if s not in defined)
+                raise GrammarError(f"rule {name!r} uses undefined symbol {sym!r}")
 
 
 def derivable(alternatives: Iterable[tuple[Hashable, Iterable[Hashable]]],
