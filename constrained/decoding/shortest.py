@@ -164,8 +164,13 @@ class ShortestCompletion:
             return Distance(None)
         if matcher.is_accepting():
             return Distance([])
+        got = self._exact.get(key0)
+        if got is not None:
+            return Distance(list(got)) if len(got) <= limit else Distance(None, True)
+        if self._more_than.get(key0, -1) >= limit:
+            return Distance(None, True)
         relaxed = getattr(matcher, "relaxed", None)
-        if relaxed is not None and key0 not in self._exact:
+        if relaxed is not None:
             # a superset language first: its states are fewer (the keys written are not part
             # of them); no completion there is none here, and one it finds is exact here when
             # this matcher accepts it too
@@ -175,11 +180,6 @@ class ShortestCompletion:
             if loose.tokens is not None and accepts_tokens(matcher, loose.tokens, True):
                 self._remember(matcher, loose.tokens)
                 return loose
-        got = self._exact.get(key0)
-        if got is not None:
-            return Distance(list(got)) if len(got) <= limit else Distance(None, True)
-        if self._more_than.get(key0, -1) >= limit:
-            return Distance(None, True)
         seen = {key0}
         frontier: list[list[int]] = [[]]
         for depth in range(1, limit + 1):
