@@ -568,6 +568,68 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [bytes]: item i holds the ids
+ * (int32) of the tokens spelled exactly text[:i + 1], empty when none; the list ends where no
+ * token starts with the text read so far. One walk down the trie answers every prefix (the
+ * children of a node are a chain of subtrees: i + 1, skip[i + 1], ... up to skip[i]). */
+static PyObject *exact_tokens(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *objs[5];
+    const char *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "OOOOOy#", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &text, &len))
+        return NULL;
+    Py_buffer v[5];
+    for (int got = 0; got < 5; got++) {
+        if (PyObject_GetBuffer(objs[got], &v[got], PyBUF_C_CONTIGUOUS) < 0) {
+            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = v[0].len, n_tok = v[4].len / 4;
+    const uint8_t *byte = v[0].buf;
+    const int32_t *skip = v[1].buf, *lo = v[2].buf, *own = v[3].buf, *ids = v[4].buf;
+    PyObject *result = NULL;
+    if (v[1].len != 4 * n || v[2].len != 4 * n || v[3].len != 4 * n) {
+        PyErr_SetString(PyExc_ValueError, "exact_tokens: sizes disagree");
+    } else if ((result = PyList_New(0)) != NULL) {
+        Py_ssize_t first = 0, end = n;     /* the chain of candidate children */
+        for (Py_ssize_t d = 0; d < len; d++) {
+            uint8_t b = (uint8_t)text[d];
+            Py_ssize_t j = first, found = -1;
+            while (j < end) {
+                if (skip[j] <= j || skip[j] > end) { j = -1; break; }
+                if (byte[j] == b) { found = j; break; }
+                j = skip[j];
+            }
+            if (j < 0) {
+                Py_CLEAR(result);
+                PyErr_SetString(PyExc_ValueError, "exact_tokens: not a preorder trie");
+                break;
+            }
+            if (found < 0) break;
+            int32_t a = lo[found], k = own[found];
+            if (a < 0 || k < 0 || (Py_ssize_t)a + k > n_tok) {
+                Py_CLEAR(result);
+                PyErr_SetString(PyExc_ValueError, "exact_tokens: token span outside the ids");
+                break;
+            }
+            PyObject *item = PyBytes_FromStringAndSize((const char *)(ids + a), 4 * (Py_ssize_t)k);
+            if (!item || PyList_Append(result, item) < 0) {
+                Py_XDECREF(item);
+                Py_CLEAR(result);
+                break;
+            }
+            Py_DECREF(item);
+            first = found + 1;
+            end = skip[found];
+        }
+    }
+    for (int k = 0; k < 5; k++) PyBuffer_Release(&v[k]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"slice_nodes", slice_nodes, METH_VARARGS,
      "slice_nodes(node_byte, depth, skip, lo, own, clean, text, r0, cap, slice_chars, "
@@ -579,6 +641,9 @@ static PyMethodDef methods[] = {
      "cap) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
+    {"exact_tokens", exact_tokens, METH_VARARGS,
+     "exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [int32 ids of the tokens "
+     "spelled text[:i + 1], for i = 0, 1, ... while some token starts with it]"},
     {"clean_bits", clean_bits, METH_VARARGS,
      "clean_bits(node_byte, skip, text, out) fills out (uint8 per node, bit per text state)"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,

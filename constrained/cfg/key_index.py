@@ -3,10 +3,11 @@
 The distinct-strings check must look at every token that could complete a key an object
 already has (an item its array of distinct strings has), or leave a key's text at a prefix
 every completion of which is such a key. Those tokens spell a piece of an existing key's
-text, so they are found by dictionary lookups of that key's prefixes, never by a pass over
+text, so they are found by lookups of that key's prefixes, never by a pass over
 the vocabulary (items are looked up the same way; "key" below stands for both):
 
-- ``plain``: tokens without a quote or backslash, by their bytes (they continue a key as is);
+- the token trie: tokens spelling a prefix of a key's text byte for byte (one walk down the
+  trie, ``_walks.exact_tokens``, finds them for every prefix);
 - ``head_close`` / ``head_open``: tokens with a quote or backslash read from inside a string,
   by the decoded text they add to the current key, closing it or not;
 - ``tail``: tokens that open a string and end inside it, by the decoded text after the opening
@@ -18,8 +19,8 @@ the vocabulary (items are looked up the same way; "key" below stands for both):
   they open (``crossers_in``: the key being read, then any text; ``crossers_out``: a key
   written whole in the token, then a prefix of it, perhaps in the same object).
 
-Every table but the first two is kept for each way a token may be read (``CONTEXTS``): from
-inside a string, from outside, and right after a backslash inside a string.
+The tables after ``head_close`` / ``head_open`` are kept for each way a token may be read
+(``CONTEXTS``): from inside a string, from outside, and right after a backslash inside a string.
 
 Decoding assumes a token starts at a character boundary; a key whose text so far ends inside
 an escape is checked token by token instead (rare).
@@ -36,22 +37,18 @@ import numpy as np
 from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..lru import LRUCache
 from ..vocabulary import Vocabulary
+from ._walks import exact_tokens
 from .json_scan import decoded_prefix, escape_prefixes
+from .token_tables import preorder_trie
 
 
 class KeyIndex:
     """Lookup tables of one vocabulary (built once, on first use; see ``key_index``)."""
 
-    def __init__(self, vocab: Vocabulary, tables: dict | None = None) -> None:
-        self.plain_repeats: dict[bytes, np.ndarray] = {}
-        tokens = vocab.token_bytes
-        self.plain = dict(zip(tokens, range(len(tokens))))
-        if len(self.plain) != len(tokens):
-            seen: dict[bytes, list[int]] = defaultdict(list)
-            for tid, tb in enumerate(tokens):
-                seen[tb].append(tid)
-            self.plain_repeats = {tb: np.array(ids, dtype=np.int32)
-                                  for tb, ids in seen.items() if len(ids) > 1}
+    def __init__(self, vocab: Vocabulary, tables: dict | None = None,
+                 disk_cache: bool = True) -> None:
+        trie = preorder_trie(vocab, disk_cache)
+        self._trie_arrays = (trie.node_byte, trie.skip, trie.lo, trie.own, trie.token_ids)
         # token lookups kept per key (per key set) and per rest of a key
         self._per_key: dict = {}          # (context, opener) -> {key: ids}
         self._per_key_set = LRUCache(4096)
@@ -180,12 +177,9 @@ class KeyIndex:
                     ids = self.head_partial.get((piece, esc))
                     if ids is not None:
                         out.append(ids)
-            if i:
-                tid = self.plain.get(piece)
-                if tid is not None:
-                    repeats = self.plain_repeats.get(piece)
-                    out.append(repeats if repeats is not None
-                               else np.array((tid,), dtype=np.int32))
+        for spelled in exact_tokens(*self._trie_arrays, rest):
+            if spelled:
+                out.append(np.frombuffer(spelled, dtype=np.int32))
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int32)
 
     def new_keys(self, inside, used_sets, used_here: frozenset | None) -> list:
@@ -324,9 +318,9 @@ def key_index(vocab: Vocabulary, disk_cache: bool = True) -> KeyIndex:
         name = cache_name("keyindex", "v1", vocab.hash)
         tables = _load_tables(name) if disk_cache else None
         if tables is not None:
-            index = KeyIndex(vocab, tables)
+            index = KeyIndex(vocab, tables, disk_cache)
         else:
-            index = KeyIndex(vocab)
+            index = KeyIndex(vocab, disk_cache=disk_cache)
             if disk_cache:
                 _save_tables(name, index.tables())
         index = _INDEXES.setdefault(vocab, index)
