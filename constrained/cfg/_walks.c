@@ -569,8 +569,8 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
 }
 
 /* exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [bytes]: item i holds the ids
- * (int32) of the tokens spelled exactly text[:i + 1], empty when none; the list ends where no
- * token starts with the text read so far. One walk down the trie answers every prefix (the
+ * (int32) of the tokens spelled exactly text[:i + 1], empty when none; the list ends where the
+ * trie does (no token starts with the text read so far). One walk down the trie answers every prefix (the
  * children of a node are a chain of subtrees: i + 1, skip[i + 1], ... up to skip[i]). */
 static PyObject *exact_tokens(PyObject *self, PyObject *args) {
     (void)self;
@@ -643,7 +643,7 @@ static PyMethodDef methods[] = {
      "as int32 bytes by accepting class"},
     {"exact_tokens", exact_tokens, METH_VARARGS,
      "exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [int32 ids of the tokens "
-     "spelled text[:i + 1], for i = 0, 1, ... while some token starts with it]"},
+     "spelled text[:i + 1], for i = 0, 1, ... while the trie has a node for it]"},
     {"clean_bits", clean_bits, METH_VARARGS,
      "clean_bits(node_byte, skip, text, out) fills out (uint8 per node, bit per text state)"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,

@@ -191,3 +191,34 @@ def test_walks_along_strings_equal_byte_by_byte_on_qwen3(schema, text):
                     for terms, pairs in crossing.items()}
         got = ok & text_ids, {terms: pairs for terms, pairs in crossing.items() if pairs}
         assert got == _brute(lex, vocab, q, [(t, 0) for t in tokens]), (text, b)
+
+
+def test_exact_tokens_equal_a_lookup_by_bytes(llama3_vocab):
+    """``_walks.exact_tokens``: for each prefix of a text, the text tokens spelled exactly
+    so; the list may end only where no text token starts with the prefix. A corrupt trie
+    raises ValueError."""
+    from constrained.cfg import _walks
+    trie = preorder_trie(llama3_vocab)
+    arrays = (trie.node_byte, trie.skip, trie.lo, trie.own, trie.token_ids)
+    by_bytes: dict = {}
+    for t in np.flatnonzero(llama3_vocab.text_token_mask).tolist():
+        by_bytes.setdefault(llama3_vocab.token_bytes[t], []).append(t)
+    starts = {tb[:i] for tb in by_bytes for i in range(1, len(tb) + 1)}
+    rng = random.Random(3)
+    tokens = llama3_vocab.token_bytes
+    texts = [b"customer_name", b"\xff\x00", "é€".encode()] + [
+        tokens[rng.randrange(len(tokens))] + tokens[rng.randrange(len(tokens))]
+        for _ in range(500)]
+    for text in texts:
+        got = _walks.exact_tokens(*arrays, text)
+        assert len(text) == len(got) or text[:len(got) + 1] not in starts, text
+        for i, spelled in enumerate(got):
+            assert sorted(np.frombuffer(spelled, dtype=np.int32).tolist()) == \
+                sorted(by_bytes.get(text[:i + 1], [])), (text, i)
+    bad_skip = trie.skip.copy()
+    bad_skip[0] = 0
+    with pytest.raises(ValueError):
+        _walks.exact_tokens(trie.node_byte, bad_skip, trie.lo, trie.own, trie.token_ids, b"a")
+    with pytest.raises(ValueError):
+        _walks.exact_tokens(trie.node_byte, trie.skip[:-1], trie.lo, trie.own, trie.token_ids,
+                            b"a")
