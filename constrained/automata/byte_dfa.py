@@ -30,7 +30,7 @@ from ..lru import LRUCache
 from ._dfa_tables import column_classes, pair_product
 from .alternation import top_alternatives
 from .byte_nfa import parse_to_nfa
-from .determinize import determinize, determinize_union, minimize
+from .determinize import determinize, determinize_union, disjoint_union, minimize
 from .literal_dfa import literal_alternatives, literals_dfa
 from .regex_syntax import check_and_rewrite
 
@@ -221,7 +221,10 @@ def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
         try:
             parts = [_build(a, max_states) for a in alternatives]
             tables = [(p.transitions, p.accepting, p.initial) for p in parts]
-            return dfa_from_arrays(*determinize_union(tables, max_states), pattern)
+            merged = disjoint_union(tables, max_states)
+            if merged is None:
+                merged = determinize_union(tables, max_states)
+            return dfa_from_arrays(*merged, pattern)
         except (RegexError, LimitExceededError):
             # the whole pattern's own reading reports the error at its place (a passed
             # compile deadline is reported at once)

@@ -26,6 +26,35 @@ def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, 
                     _offsets(eps_counts), eps, nfa.start, nfa.final, max_states=max_states)
 
 
+def disjoint_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
+                   max_states: int) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """The DFA table of the union of DFAs whose first bytes differ (``true``, ``null``, a
+    string, a number), without a subset construction: each DFA's states are copied and a new
+    initial state takes each one's first-byte transitions (a non-empty text's first byte
+    chooses the only DFA that can read it). None when two DFAs share a first byte, or past
+    ``max_states`` states (the subset construction then decides)."""
+    parts = [(t, a, i) for t, a, i in tables if len(a) and i >= 0]
+    total = 1 + sum(len(a) for _, a, _ in parts)
+    if total > max_states:
+        return None
+    taken = np.zeros(256, dtype=bool)
+    trans = np.full((total, 256), -1, dtype=np.int32)
+    accepting = np.zeros(total, dtype=bool)
+    base = 1
+    for t, a, i in parts:
+        n = len(a)
+        first = t[i] >= 0
+        if (first & taken).any():
+            return None
+        taken |= first
+        trans[base:base + n] = np.where(t >= 0, t + base, -1)
+        trans[0, first] = t[i, first] + base
+        accepting[base:base + n] = a
+        accepting[0] |= bool(a[i])
+        base += n
+    return trans, accepting, 0
+
+
 def determinize_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
                       max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The DFA table of the union of DFAs given as (transitions, accepting, initial), by the

@@ -9,7 +9,7 @@ import pytest
 
 from constrained.automata import byte_dfa
 from constrained.automata.alternation import top_alternatives
-from constrained.automata.determinize import determinize_union
+from constrained.automata.determinize import determinize_union, disjoint_union
 from constrained.errors import RegexError
 
 
@@ -83,6 +83,40 @@ def test_union_skips_empty_languages():
                                             100)
     got = byte_dfa.dfa_from_arrays(trans, acc, initial)
     assert _same(got, a)
+
+
+# alternatives by first character: each group's first bytes differ from every other group's
+DISJOINT = [["a", "a+b", "(?:ab)*", "a(?:ba)*c?"], ['"(?:[^"\\\\]|\\\\.){0,3}"', '"x"'],
+            [r"\d{1,3}", "[0-9]+(?:\\.[0-9]+)?"], ["é", "éü*"], ["null", "n(?:o|u)"],
+            ["-?", "-1"], ["[^\\x00-\\x7f]"], ["true|false"]]
+
+
+def test_a_union_of_disjoint_first_bytes_equals_the_subset_construction():
+    """A union whose alternatives begin with different bytes is merged directly: the same
+    minimal automaton as the subset construction's, and as reading the whole pattern."""
+    rng = random.Random(11)
+    merged = 0
+    for _ in range(200):
+        groups = rng.sample(range(len(DISJOINT)), rng.randint(2, 4))
+        alts = [rng.choice(DISJOINT[g]) for g in groups]
+        dfas = [byte_dfa.regex_to_byte_dfa(a) for a in alts]
+        tables = [(d.transitions, d.accepting, d.initial) for d in dfas]
+        fast = disjoint_union(tables, 10_000)
+        first = [d.transitions[d.initial] >= 0 for d in dfas]
+        overlap = any((x & y).any() for x, y in itertools.combinations(first, 2))
+        assert (fast is None) == overlap, alts
+        if fast is None:
+            continue
+        merged += 1
+        want = byte_dfa.dfa_from_arrays(*determinize_union(tables, 10_000))
+        assert _same(byte_dfa.dfa_from_arrays(*fast), want), alts
+        pattern = "(?:" + "|".join(alts) + ")"
+        assert _same(byte_dfa._build_uncached(pattern, 10_000),
+                     byte_dfa._build_general(pattern, 10_000)), pattern
+    assert merged > 150
+    a, b = (byte_dfa.regex_to_byte_dfa(p) for p in ("ab", "ac"))
+    assert disjoint_union([(d.transitions, d.accepting, d.initial) for d in (a, b)], 100) is None
+    assert disjoint_union([(d.transitions, d.accepting, d.initial) for d in (a,)], 2) is None
 
 
 def _outcome(build, pattern):
