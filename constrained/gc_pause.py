@@ -4,8 +4,8 @@ Converting a schema and compiling a grammar allocate many small containers that 
 youngest generation (rules, terminals, automata). Each allocation burst then sets off
 collections of every generation, and a full collection walks every tracked object of the
 process: tens of milliseconds in a serving process, paid by whichever compile happened to
-trigger it. A conversion or compile that succeeds leaves no cyclic garbage (reference
-counting frees all of it; one that fails may leave its traceback's, for the next collection),
+trigger it. A conversion or compile leaves no cyclic garbage, whether it succeeds or is
+refused (reference counting frees all of it; tests/json_schema/test_json_schema_refusal_garbage.py),
 so pausing the collector for the duration of such a call loses nothing, and objects that die
 within it never reach an older generation.
 

@@ -31,6 +31,7 @@ from ..lru import LRUCache
 from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING,
                         STRING_ESC, VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
+from .acyclic import untrack_all
 from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
 
@@ -78,6 +79,7 @@ class DistinctStringsMatcher(CFGMatcher):
         bad = self._cache.get(key)
         if bad is None:
             bad = self._forbidden(state, scanned, mask)
+            untrack_all(bad)        # token ids
             if len(self._cache) >= _CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = bad

@@ -33,6 +33,7 @@ from ._earley import closure as _c_closure
 from ._earley import untrack as _c_untrack
 from ._earley import grammar as _c_grammar
 from ..lru import LRUCache
+from .acyclic import untrack_all
 from .prepare import PreparedGrammar
 
 Item = tuple  # (alternative, dot, origin index | -1)
@@ -85,6 +86,7 @@ class _Predictions:
         self.expected = frozenset(k for k in by_next if k < n_term)
         self.complete = (0, 1, -1) in items
         self.items = frozenset(items)
+        untrack_all(self.expected, self.items, self)
 
 
 class Column:
@@ -217,7 +219,9 @@ class EarleyParser:
         if sets is None:
             n_term = self.n_terminals
             exp = frozenset(s for s in _symbols(next_symbols) if s < n_term) | static.expected
-            sets = self._sets.setdefault(key, (exp, exp | self.grammar.ignore))
+            sets = (exp, exp | self.grammar.ignore)
+            untrack_all(exp, sets[1], sets, key)
+            sets = self._sets.setdefault(key, sets)
         return sets
 
     def _predictions(self, predicted: bytes) -> _Predictions:

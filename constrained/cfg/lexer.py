@@ -18,6 +18,7 @@ from ..automata import ByteDFA
 from ..errors import LimitExceededError
 from ..lru import LRUCache
 from ._product import lexer_tables as _c_lexer_tables
+from .acyclic import untrack_all
 
 
 class _Tables:
@@ -39,6 +40,7 @@ class _Tables:
         self.text_chars = np.full(n, -1, dtype=np.int16)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
+        untrack_all(self.acc_list, self.members, self)
 
 
 # component automata -> tables, for lexers up to _SHARED_BYTES (bounded: at most
@@ -83,6 +85,7 @@ class Lexer:
         # states with the same accepted terminal set end a lexeme alike: one class each
         self.class_terms: list[frozenset[int]] = [frozenset(order[j] for j in m)
                                                   for m in tables.members]
+        untrack_all(self.class_terms, *self.class_terms)
         self._acc_class = tables.acc_class
         # for the C walks: the class a lexeme ending in each state completes, -1 if none
         self.cross_class = tables.cross_class
@@ -100,7 +103,9 @@ class Lexer:
     def accepting_terms(self) -> list[frozenset[int]]:
         """Per state, the candidates that fully match the lexeme (empty: none)."""
         terms = self.class_terms
-        return [terms[c] for c in self._acc_class.tolist()]
+        out = [terms[c] for c in self._acc_class.tolist()]
+        untrack_all(out)
+        return out
 
     @property
     def n_states(self) -> int:
@@ -125,6 +130,7 @@ class _Rows:
         row = self._rows.get(q)
         if row is None:
             row = self._rows[q] = self._trans[q].tolist()
+            untrack_all(row)
         return row
 
     def __len__(self) -> int:

@@ -28,6 +28,7 @@ from .earley import DEAD, Column
 from ..lru import LRUCache
 from .runtime import Runtime, State
 from ._assemble import assemble_mask, descend
+from .acyclic import untrack_all
 from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
@@ -143,8 +144,9 @@ class MaskEngine:
             visited = self._descend(child, nxt, words, ids)
             if visited >= _MEMO_VISITS:
                 sub = ids[i0:]
-                self._subtrees.put(key, (tuple(words[w0:]),
-                                         np.concatenate(sub) if sub else _NO_IDS))
+                done = (tuple(words[w0:]), np.concatenate(sub) if sub else _NO_IDS)
+                untrack_all(done[0], done)
+                self._subtrees.put(key, done)
 
     def _descend(self, node: _Node, col: Column, words: list, ids: list) -> int:
         """Appends the parts of the subtree ``node`` read at ``col`` (in C: chains of one-lexeme
@@ -184,4 +186,10 @@ class MaskEngine:
     def _node(self, key: tuple, ok: np.ndarray, packed: bool, groups: list) -> _Node:
         set_id = self.runtime.parser.terminal_set_id
         children = tuple((terms, set_id(terms), self._edge(p), p, {}) for terms, p in groups)
-        return self._nodes.put(key, _Node(ok, packed, children, self.vocab.size))
+        node = _Node(ok, packed, children, self.vocab.size)
+        # a node refers only to nodes of deeper trie nodes (its children's ``resolved``
+        # dicts, which the collector keeps tracking): no cycle
+        for child in children:
+            untrack_all(child[0], child)
+        untrack_all(children, node, key)
+        return self._nodes.put(key, node)

@@ -456,7 +456,7 @@ class _Quotient:
         return got
 
     def _quotient_alts(self, sym: int, j: int, boundary: bool, alts: list) -> None:
-        g, names, gap = self.g, self.names, self._gap
+        names, gap = self.names, self._gap
         for a in self.by_lhs.get(sym, ()):
             r = self.rhs[a]
             m = len(r)

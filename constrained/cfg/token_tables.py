@@ -30,6 +30,7 @@ from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
 from . import _walks
+from .acyclic import untrack_all
 from .lexer import Lexer
 from ..lru import LRUCache
 
@@ -243,8 +244,10 @@ def _shared(cache: LRUCache, key, terms_at: list | tuple, walk):
     if hit is None:
         found, groups = walk()
         pos_of = {t: i for i, t in enumerate(terms_at)}
-        hit = cache.put(key, (found, [(tuple(sorted(pos_of[t] for t in terms)), nodes)
-                                      for terms, nodes in groups]))
+        hit = (found, tuple((tuple(sorted(pos_of[t] for t in terms)), nodes)
+                            for terms, nodes in groups))
+        untrack_all(hit[1], hit)
+        hit = cache.put(key, hit)
     found, groups = hit
     return found, [(frozenset(terms_at[i] for i in pos), nodes) for pos, nodes in groups]
 

@@ -86,8 +86,9 @@ def _convert_limited(schema, options: SchemaOptions, text: str | None = None) ->
         try:
             return call_with_deep_stack(lambda: deadline.run(_convert, schema, options, text))
         except RecursionError:
-            raise LimitExceededError("the schema nests or refers too deeply to convert") \
-                from None
+            pass
+        # raised outside the handler: the error keeps no context (the deep stack's frames)
+        raise LimitExceededError("the schema nests or refers too deeply to convert")
 
 
 def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> SchemaGrammar:

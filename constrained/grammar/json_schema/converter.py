@@ -94,13 +94,18 @@ class Converter:
 
     # -- conversion ---------------------------------------------------------------------------
     def start(self) -> str:
-        piece = self.value(self.index.root, "", 0)
-        self.b.define("start", [(self.b.symbol(piece, "VALUE"),)])
-        maybe_empty = piece is None or self._cyclic or "never" in self.b.rules
-        while maybe_empty and self.counted_objects and drop_unwritable_members(
-                self, productive_symbols(self.b.rules, self.b.terminals) | set(self.b.terminals)):
-            pass
-        self.counted_objects = []       # their builders refer back to the converter: no cycle
+        try:
+            piece = self.value(self.index.root, "", 0)
+            self.b.define("start", [(self.b.symbol(piece, "VALUE"),)])
+            maybe_empty = piece is None or self._cyclic or "never" in self.b.rules
+            while maybe_empty and self.counted_objects and drop_unwritable_members(
+                    self, productive_symbols(self.b.rules, self.b.terminals)
+                    | set(self.b.terminals)):
+                pass
+        finally:
+            # their builders refer back to the converter: dropped, a converter (refused or
+            # not) forms no reference cycle and is freed at once, not by a later collection
+            self.counted_objects = []
         if maybe_empty and "start" not in productive_symbols(self.b.rules, self.b.terminals):
             raise EmptyLanguageError("the schema admits no instance" + (
                 "" if not self._empty_at else " (the first part found to admit none is "
