@@ -79,7 +79,7 @@ class DistinctStringsMatcher(CFGMatcher):
         bad = self._cache.get(key)
         if bad is None:
             bad = self._forbidden(state, scanned, mask)
-            untrack_all(bad)        # token ids
+            untrack_all(bad, key)   # token ids; a state and what the scan found
             if len(self._cache) >= _CACHE_SIZE:
                 self._cache.clear()
             self._cache[key] = bad
@@ -225,6 +225,7 @@ class DistinctStringsMatcher(CFGMatcher):
             if len(self._never_bad) >= _CACHE_SIZE:
                 self._never_bad.clear()
             safe = self._never_bad[where] = set()
+            untrack_all(safe, where)    # token ids; a state, a phase, a class
         return safe
 
     def _after_head(self, state, scanned, head: bytes):
@@ -258,6 +259,7 @@ class DistinctStringsMatcher(CFGMatcher):
                                                      frames[-1] if key_start else None) if len(a))
             if len(self._new_key_tokens) > 256:
                 self._new_key_tokens.clear()
+            untrack_all(key)
             self._new_key_tokens[key] = found
         return found
 
@@ -484,6 +486,7 @@ class _KeyWalk:
             if out is not None and (len(out) > _MAX_SUFFIXES or steps > 8 * _MAX_SUFFIXES):
                 out = None
         got = self.suffixes[q] = None if out is None else frozenset(out)
+        untrack_all(got)
         return got
 
     def live(self, q: int, raw: bytes) -> bool:

@@ -38,6 +38,7 @@ from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..lru import LRUCache
 from ..vocabulary import Vocabulary
 from ._walks import exact_tokens
+from .acyclic import untrack_all
 from .json_scan import decoded_prefix, escape_prefixes
 from .token_tables import preorder_trie
 
@@ -213,7 +214,9 @@ class KeyIndex:
                     one = per_key[key] = self._new_key(inside, opener, key)
                 for ids in one:
                     parts[id(ids)] = ids
-            arrays = self._per_key_set.put((inside, opener, keys), tuple(parts.values()))
+            key = (inside, opener, keys)
+            untrack_all(key)
+            arrays = self._per_key_set.put(key, tuple(parts.values()))
         return arrays
 
     def _new_key(self, inside: bool, opener: str, key: bytes) -> tuple:

@@ -82,6 +82,7 @@ class Lexer:
                                      f"more than max_lexer_states={max_states} states")
         self.trans = tables.trans
         self.rows = _Rows(self.trans)
+        untrack_all(self.rows)
         # states with the same accepted terminal set end a lexeme alike: one class each
         self.class_terms: list[frozenset[int]] = [frozenset(order[j] for j in m)
                                                   for m in tables.members]

@@ -162,6 +162,7 @@ class MaskEngine:
         child = self._child(edge, col.candidates, roots)
         if len(resolved) < 8:
             resolved[col.candidates] = child
+            untrack_all(resolved)       # (an insertion tracks it again)
         return child
 
     # walks ---------------------------------------------------------------------------------

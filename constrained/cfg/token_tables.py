@@ -246,7 +246,7 @@ def _shared(cache: LRUCache, key, terms_at: list | tuple, walk):
         pos_of = {t: i for i, t in enumerate(terms_at)}
         hit = (found, tuple((tuple(sorted(pos_of[t] for t in terms)), nodes)
                             for terms, nodes in groups))
-        untrack_all(hit[1], hit)
+        untrack_all(*hit[1], hit[1], hit, key)
         hit = cache.put(key, hit)
     found, groups = hit
     return found, [(frozenset(terms_at[i] for i in pos), nodes) for pos, nodes in groups]
