@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # the grammar side speaks bytes, token ids and bitmasks: it never reaches up to the decode loop
 GRAMMAR_SIDE = {"grammar", "automata", "cfg", "regex", "compiler", "matching", "bitmask", "lru",
-                "vocabulary", "errors", "deadline", "gc_pause"}
+                "vocabulary", "errors", "deadline", "gc_pause", "gc_untrack"}
 ABOVE_GRAMMAR = {"decoding", "healing", "infill", "logprobs", "batch", "cli", "model"}
 
 

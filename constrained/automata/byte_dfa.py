@@ -26,6 +26,7 @@ from interegular.utils.simple_parser import NoMatch
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError, RegexError
+from ..gc_untrack import untrack_all
 from ..lru import LRUCache
 from ._dfa_tables import column_classes, pair_product
 from .alternation import top_alternatives
@@ -49,6 +50,7 @@ class ByteDFA:
     def __post_init__(self) -> None:
         self.transitions.setflags(write=False)
         self.accepting.setflags(write=False)
+        untrack_all(self)       # arrays and text: no cycle
 
     @property
     def n_states(self) -> int:

@@ -580,14 +580,7 @@ done:
 
 /* untrack(obj): stops the garbage collector from tracking ``obj`` (for objects that can be in
  * no reference cycle: reference counting alone frees them) */
-static PyObject *untrack_py(PyObject *self, PyObject *obj) {
-    (void)self;
-    untrack(obj);
-    Py_RETURN_NONE;
-}
-
 static PyMethodDef methods[] = {
-    {"untrack", untrack_py, METH_O, "untrack(obj): the garbage collector stops tracking obj"},
     {"grammar", grammar, METH_VARARGS,
      "grammar(rhs_flat, rhs_start, lhs, nullable, n_terminals) -> capsule"},
     {"closure", closure, METH_VARARGS,

@@ -31,7 +31,7 @@ from ..lru import LRUCache
 from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, STRING,
                         STRING_ESC, VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
-from .acyclic import untrack_all
+from ..gc_untrack import untrack_all
 from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
 

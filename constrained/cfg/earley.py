@@ -30,10 +30,9 @@ import numpy as np
 from ..errors import LimitExceededError
 from ._earley import advance as _c_advance
 from ._earley import closure as _c_closure
-from ._earley import untrack as _c_untrack
 from ._earley import grammar as _c_grammar
 from ..lru import LRUCache
-from .acyclic import untrack_all
+from ..gc_untrack import untrack_all
 from .prepare import PreparedGrammar
 
 Item = tuple  # (alternative, dot, origin index | -1)
@@ -114,7 +113,7 @@ class Column:
         # the start alternative is only ever predicted in the initial column
         self.complete = static.complete or started
         self._core: frozenset | None = None
-        _c_untrack(self)
+        untrack_all(self)
 
     def core(self) -> frozenset:
         """The column's items without their origins: equal for columns that differ only in
@@ -264,7 +263,7 @@ class EarleyParser:
             got.candidates = col.candidates - bounded
             with self._lock:
                 got.id = next(self._ids)
-            _c_untrack(got)
+            untrack_all(got)
             got = self._runs.put(col.id, got)
             self._run_base.put(got.id, col)
         return got

@@ -38,7 +38,7 @@ from ..automata.disk_cache import cache_name, load_arrays, save_arrays
 from ..lru import LRUCache
 from ..vocabulary import Vocabulary
 from ._walks import exact_tokens
-from .acyclic import untrack_all
+from ..gc_untrack import untrack_all
 from .json_scan import decoded_prefix, escape_prefixes
 from .token_tables import preorder_trie
 

@@ -18,7 +18,7 @@ from ..automata import ByteDFA
 from ..errors import LimitExceededError
 from ..lru import LRUCache
 from ._product import lexer_tables as _c_lexer_tables
-from .acyclic import untrack_all
+from ..gc_untrack import untrack_all
 
 
 class _Tables:

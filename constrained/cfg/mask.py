@@ -28,7 +28,7 @@ from .earley import DEAD, Column
 from ..lru import LRUCache
 from .runtime import Runtime, State
 from ._assemble import assemble_mask, descend
-from .acyclic import untrack_all
+from ..gc_untrack import untrack_all
 from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)

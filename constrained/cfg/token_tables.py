@@ -30,7 +30,7 @@ from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
 from . import _walks
-from .acyclic import untrack_all
+from ..gc_untrack import untrack_all
 from .lexer import Lexer
 from ..lru import LRUCache
 

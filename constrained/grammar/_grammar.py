@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..gc_untrack import untrack_all
+
 if TYPE_CHECKING:
     from ..automata.byte_dfa import ByteDFA
 
@@ -60,6 +62,9 @@ class Terminal:
     exclude: tuple[str, ...] = ()
     automaton: "ByteDFA | None" = field(default=None, compare=False, repr=False)
     tokens: TokenRef | None = None
+
+    def __post_init__(self) -> None:
+        untrack_all(self)       # text, an automaton, a token reference: no cycle
 
 
 @dataclass(frozen=True)

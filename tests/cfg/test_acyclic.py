@@ -1,6 +1,6 @@
 """The engine's caches form no reference cycle: a compiled grammar, whatever masks it computed,
 is freed by reference counting alone, and its long-lived cache objects are kept out of the
-collector's lists (``constrained.cfg.acyclic``)."""
+collector's lists (``constrained.gc_untrack``)."""
 from __future__ import annotations
 
 import gc

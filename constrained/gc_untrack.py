@@ -1,7 +1,8 @@
 """Keeping the engine's long-lived, acyclic objects out of the cyclic garbage collector's lists.
 
-A compiled grammar's caches fill with small containers during generation: terminal sets,
-walk results, mask-tree nodes. Each tracked container is walked by every collection of its
+Caches hold many small objects for long: terminals and automata of converted schemas, and a
+compiled grammar's terminal sets, walk results and mask-tree nodes, filled during generation.
+Each tracked container is walked by every collection of its
 generation, and the containers that survive the young ones count towards the next full
 collection, which walks every tracked object of the process (tens of milliseconds, paid by
 whichever mask step sets it off). Objects that can be in no reference cycle (sets of ints,
@@ -12,7 +13,7 @@ afterwards, or changed only by adding objects that are themselves acyclic, may b
 """
 from __future__ import annotations
 
-from ._earley import untrack as _untrack
+from ._gc_untrack import untrack as _untrack
 
 
 def untrack_all(*objs) -> None:
