@@ -1,4 +1,6 @@
 """Shared pytest fixtures (additive: each part of the project adds its own)."""
+import gc
+
 import pytest
 
 
@@ -72,3 +74,13 @@ def pytest_ignore_collect(collection_path, config):
     if "integrations" in collection_path.parts and not config.getoption("--integrations"):
         return True
     return None
+
+
+@pytest.fixture
+def collector_off():
+    """The cyclic garbage collector off for the test (after one collection), on again after:
+    whatever the test leaves unfreed is then visible to ``gc.collect()``."""
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()

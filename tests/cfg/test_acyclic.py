@@ -25,14 +25,6 @@ SCHEMA = {"type": "object",
 DOCUMENT = {"size": 3, "extra": {"k": [1, {"x": None}], "j": "v"}, "tags": ["b"], "name": "xy"}
 
 
-@pytest.fixture
-def collector_off():
-    gc.collect()
-    gc.disable()
-    yield
-    gc.enable()
-
-
 def _walk(compiled, vocab) -> int:
     """Every mask along DOCUMENT (its text cut byte by byte into tokens)."""
     matcher = compiled.matcher()

@@ -1,6 +1,5 @@
 """Runs of %ignore'd whitespace are bounded (Grammar.from_lark(max_ignored_whitespace=...)):
 after a complete statement a model cannot fill its budget with blank lines."""
-import numpy as np
 import pytest
 
 from constrained import Grammar, Vocabulary, compile_grammar

@@ -11,14 +11,6 @@ from constrained import Grammar
 from constrained.errors import ConstrainedError
 
 
-@pytest.fixture
-def collector_off():
-    gc.collect()
-    gc.disable()
-    yield
-    gc.enable()
-
-
 def _ref_chain(length: int) -> dict:
     """Arrays of arrays through ``length`` $refs: shallow as a document, deep to convert."""
     defs = {f"d{i}": {"type": "array", "items": {"$ref": f"#/$defs/d{i + 1}"}}
