@@ -578,8 +578,6 @@ done:
     return result;
 }
 
-/* untrack(obj): stops the garbage collector from tracking ``obj`` (for objects that can be in
- * no reference cycle: reference counting alone frees them) */
 static PyMethodDef methods[] = {
     {"grammar", grammar, METH_VARARGS,
      "grammar(rhs_flat, rhs_start, lhs, nullable, n_terminals) -> capsule"},

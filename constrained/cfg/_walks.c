@@ -570,8 +570,9 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
 
 /* exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [bytes]: item i holds the ids
  * (int32) of the tokens spelled exactly text[:i + 1], empty when none; the list ends where the
- * trie does (no token starts with the text read so far). One walk down the trie answers every prefix (the
- * children of a node are a chain of subtrees: i + 1, skip[i + 1], ... up to skip[i]). */
+ * trie does (no token starts with the text read so far). One walk down the trie answers every
+ * prefix (the children of a node are a chain of subtrees: i + 1, skip[i + 1], ... up to
+ * skip[i]). */
 static PyObject *exact_tokens(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[5];
