@@ -20,28 +20,49 @@ _lock = threading.Lock()
 
 def call_with_deep_stack(fn: Callable[[], T]) -> T:
     """``fn()`` on a fresh thread with a 1 GiB stack and a high recursion limit; its result
-    or exception."""
+    or exception.
+
+    The limit is the interpreter's, so it goes back down only once the deep stack has
+    unwound, by the thread itself: an exception that interrupts the wait (Ctrl-C, a signal
+    handler's timeout) leaves the thread to finish (``fn`` keeps the compile deadline) instead
+    of lowering the limit under thousands of frames, which aborts the interpreter ("Cannot
+    recover from stack overflow")."""
     outcome: dict = {}
+    _lock.acquire()
+    old_limit = sys.getrecursionlimit()
+
+    def give_back() -> None:
+        sys.setrecursionlimit(old_limit)
+        _lock.release()
 
     def run() -> None:
         try:
             outcome["value"] = fn()
         except BaseException as e:      # handed to the caller's thread below
             outcome["error"] = e
+        finally:
+            give_back()
 
-    with _lock:
+    try:
         old_size = threading.stack_size(_STACK_BYTES)
-        old_limit = sys.getrecursionlimit()
+    except BaseException:
+        give_back()
+        raise
+    starting = False
+    try:
         sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
-        try:
-            worker = threading.Thread(target=run, name="constrained-deep-schema")
-            worker.start()
-        finally:
-            threading.stack_size(old_size)
-        try:
-            worker.join()
-        finally:
-            sys.setrecursionlimit(old_limit)
+        worker = threading.Thread(target=run, name="constrained-deep-schema", daemon=True)
+        starting = True
+        worker.start()
+    except BaseException as e:
+        # the thread gives them back once it runs: it does unless it could not be started
+        # (RuntimeError), while an exception that interrupts start()'s wait leaves it running
+        if not starting or isinstance(e, RuntimeError):
+            give_back()
+        raise
+    finally:
+        threading.stack_size(old_size)
+    worker.join()
     error = outcome.pop("error", None)
     if error is None:
         return outcome.pop("value")
