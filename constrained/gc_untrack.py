@@ -13,10 +13,6 @@ objects that are themselves acyclic, may be passed.
 """
 from __future__ import annotations
 
-from ._gc_untrack import untrack as _untrack
+from ._gc_untrack import untrack_all    # untrack_all(*objs), in C: one call for all
 
-
-def untrack_all(*objs) -> None:
-    """The collector stops tracking each of ``objs`` (see the module docstring)."""
-    for o in objs:
-        _untrack(o)
+__all__ = ["untrack_all"]

@@ -2,9 +2,9 @@
 
 Lark reads a grammar text with an LALR parser of its own meta-grammar, built on first use by
 a grammar analysis (10-20 ms in a fresh process, a good part of a first Lark grammar's
-compile). The table that
-analysis produces depends only on the installed Lark, so it is kept in the disk cache (keyed by
-Lark's version and its meta-grammar) and later processes build the reader from it. With
+compile). The table that analysis produces depends only on the installed Lark, so it is kept
+in the disk cache (keyed by Lark's version and its meta-grammar) and later processes build the
+reader from it. With
 ``interegular`` installed, Lark would also compare every pair of its own meta-grammar's
 terminals while building the reader's lexer, only to log warnings; that check is skipped.
 
