@@ -18,30 +18,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Byte classes of t (n rows): cls[b] for every byte, reps[c] the first byte of class c;
- * returns the number of classes. */
-static int classes_of(const int32_t *t, Py_ssize_t n, int32_t *cls, int *reps) {
-    uint64_t h[256];
-    for (int b = 0; b < 256; b++) h[b] = 0x9E3779B97F4A7C15ULL;
-    for (Py_ssize_t s = 0; s < n; s++) {
-        const int32_t *row = t + s * 256;
-        for (int b = 0; b < 256; b++) {
-            h[b] ^= (uint64_t)(uint32_t)row[b] + 0x9E3779B97F4A7C15ULL + (h[b] << 6) + (h[b] >> 2);
-            h[b] *= 0xBF58476D1CE4E5B9ULL;
-        }
-    }
+/* Byte classes of t (n rows) by a hash of each column: with ``exact`` set, a column joins a
+ * class only after a comparison with the class's first column (strided reads: slow on tall
+ * tables); without, equal hashes are trusted here and checked afterwards. */
+static int classes_by_hash(const int32_t *t, Py_ssize_t n, const uint32_t *h, int exact,
+                           int32_t *cls, int *reps) {
     int m = 0;
     int slots[512];           /* open addressing on the hash: class ids, -1 empty */
     for (int i = 0; i < 512; i++) slots[i] = -1;
     for (int b = 0; b < 256; b++) {
         int c = -1;
-        unsigned i = (unsigned)(h[b] >> 23) & 511;
+        unsigned i = (unsigned)h[b] & 511;
         for (; slots[i] >= 0; i = (i + 1) & 511) {
             int rb = reps[slots[i]];
             if (h[rb] != h[b]) continue;
             Py_ssize_t s = 0;
-            while (s < n && t[s * 256 + rb] == t[s * 256 + b]) s++;
-            if (s == n) {
+            if (exact)
+                while (s < n && t[s * 256 + rb] == t[s * 256 + b]) s++;
+            if (!exact || s == n) {
                 c = slots[i];
                 break;
             }
@@ -54,6 +48,30 @@ static int classes_of(const int32_t *t, Py_ssize_t n, int32_t *cls, int *reps) {
         cls[b] = c;
     }
     return m;
+}
+
+/* Byte classes of t (n rows): cls[b] for every byte, reps[c] the first byte of class c;
+ * returns the number of classes. Classes are first taken from column hashes, then every row
+ * is checked against its classes' first bytes (row by row: contiguous reads); a hash
+ * collision between different columns sends it to the exact comparison. */
+static int classes_of(const int32_t *t, Py_ssize_t n, int32_t *cls, int *reps) {
+    /* 32-bit lanes and no data-dependent branch: the loops over bytes vectorize */
+    uint32_t h[256];
+    for (int b = 0; b < 256; b++) h[b] = 0x811C9DC5u;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *row = t + s * 256;
+        for (int b = 0; b < 256; b++) h[b] = (h[b] ^ (uint32_t)row[b]) * 0x01000193u;
+    }
+    for (int b = 0; b < 256; b++) h[b] ^= h[b] >> 15;
+    int m = classes_by_hash(t, n, h, 0, cls, reps);
+    int32_t first[256];
+    for (int b = 0; b < 256; b++) first[b] = reps[cls[b]];
+    int differ = 0;
+    for (Py_ssize_t s = 0; s < n && !differ; s++) {
+        const int32_t *row = t + s * 256;
+        for (int b = 0; b < 256; b++) differ |= row[b] != row[first[b]];
+    }
+    return differ ? classes_by_hash(t, n, h, 1, cls, reps) : m;
 }
 
 static PyObject *column_classes(PyObject *self, PyObject *args) {
@@ -78,6 +96,40 @@ static PyObject *column_classes(PyObject *self, PyObject *args) {
     PyBuffer_Release(&vt);
     PyBuffer_Release(&vo);
     return PyLong_FromLong(m);
+}
+
+/* class_columns(t, out): column_classes, and the table read by class: bytes of int32[n, m],
+ * row s holding state s's target on the first byte of each class (with the classes, the
+ * whole table: a short text to hash it by). */
+static PyObject *class_columns(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_trans, *o_out;
+    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
+    Py_buffer vt, vo;
+    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 4 || vo.len != 4 * 256) {
+        PyErr_SetString(PyExc_ValueError,
+                        "class_columns: expected int32[n, 256] and int32[256] buffers");
+        goto out;
+    }
+    Py_ssize_t n = vt.len / (4 * 256);
+    const int32_t *t = vt.buf;
+    int reps[256];
+    int m = classes_of(t, n, vo.buf, reps);
+    result = PyBytes_FromStringAndSize(NULL, 4 * n * m);
+    if (!result) goto out;
+    int32_t *dst = (int32_t *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t st = 0; st < n; st++)
+        for (int c = 0; c < m; c++) dst[st * m + c] = t[st * 256 + reps[c]];
+out:
+    PyBuffer_Release(&vt);
+    PyBuffer_Release(&vo);
+    return result;
 }
 
 /* Hopcroft's refinement on t (n states, -1 = dead) completed by a sink state n, over the m byte
@@ -226,11 +278,12 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
         goto out;
     }
     const int32_t *t = vt.buf;
-    for (Py_ssize_t i = 0; i < n * 256; i++)
-        if (t[i] < -1 || t[i] >= n) {
-            PyErr_SetString(PyExc_ValueError, "minimize_table: a transition leads outside the table");
-            goto out;
-        }
+    int outside = 0;        /* branch-free: the loop vectorizes */
+    for (Py_ssize_t i = 0; i < n * 256; i++) outside |= (uint32_t)t[i] + 1u > (uint32_t)n;
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, "minimize_table: a transition leads outside the table");
+        goto out;
+    }
     int32_t cls[256];
     int rb[256];
     int m = classes_of(t, n, cls, rb);
@@ -443,6 +496,9 @@ out:
 static PyMethodDef methods[] = {
     {"column_classes", column_classes, METH_VARARGS,
      "column_classes(transitions int32[n, 256], out int32[256]) -> number of classes"},
+    {"class_columns", class_columns, METH_VARARGS,
+     "class_columns(transitions int32[n, 256], out int32[256]) -> bytes of int32[n, classes]: "
+     "the classes written to out, and each state's target on the first byte of each class"},
     {"minimize_table", minimize_table, METH_VARARGS,
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
      "reps int32[n], out int32[n, 256]) -> k: ids[s] is state s's number in the minimal DFA "

@@ -28,7 +28,7 @@ from ..deadline import check_deadline
 from ..errors import LimitExceededError, RegexError
 from ..gc_untrack import untrack_all
 from ..lru import LRUCache
-from ._dfa_tables import column_classes, pair_product
+from ._dfa_tables import class_columns, pair_product
 from .alternation import top_alternatives
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, determinize_union, disjoint_union, minimize
@@ -58,20 +58,32 @@ class ByteDFA:
 
     @cached_property
     def key(self) -> str:
-        """Hex digest of the automaton (not of the pattern text): a cache key for token tables."""
-        h = hashlib.sha256(b"bytedfa-v1|")
+        """Hex digest of the automaton (not of the pattern text): a cache key for token tables.
+        It reads the table as its byte classes and one column per class, which determine it:
+        a few hundred bytes where the 256 columns are tens of kilobytes."""
+        classes, columns = self._by_class
+        h = hashlib.sha256(b"bytedfa-v2|")
         h.update(np.int64(self.initial).tobytes())
-        h.update(np.ascontiguousarray(self.transitions, dtype="<i4").tobytes())
+        h.update(classes.astype(np.uint8).tobytes())
+        h.update(columns)
         h.update(np.ascontiguousarray(self.accepting, dtype=np.uint8).tobytes())
         return h.hexdigest()
 
     @cached_property
     def byte_classes(self) -> np.ndarray:
         """int32[256]: equal ids for bytes every state treats alike (equal columns)."""
-        out = np.zeros(256, dtype=np.int32)
+        return self._by_class[0]
+
+    @cached_property
+    def _by_class(self) -> tuple[np.ndarray, bytes]:
+        """(byte_classes, the table's columns of each class's first byte, int32 bytes)."""
+        classes = np.zeros(256, dtype=np.int32)
+        columns = b""
         if self.n_states:
-            column_classes(np.ascontiguousarray(self.transitions, dtype=np.int32), out)
-        return out
+            columns = class_columns(np.ascontiguousarray(self.transitions, dtype=np.int32),
+                                    classes)
+        classes.setflags(write=False)
+        return classes, columns
 
     def step(self, state: int, byte: int) -> int:
         """Next state after one byte (-1 when dead); ``state`` -1 stays -1."""
