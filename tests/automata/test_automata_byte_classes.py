@@ -1,0 +1,92 @@
+"""Byte classes in C (``column_classes``, ``class_columns``) against equal columns found in
+numpy, hash collisions included, and the DFA cache key that hashes a table by class."""
+import numpy as np
+import pytest
+
+from constrained.automata._dfa_tables import class_columns, column_classes
+from constrained.automata.byte_dfa import ByteDFA, regex_to_byte_dfa
+
+_FNV_PRIME = 0x01000193
+_FNV_START = 0x811C9DC5
+
+
+def _reference_classes(trans: np.ndarray) -> np.ndarray:
+    """Bytes with equal columns share a class, numbered in order of their first byte."""
+    out = np.empty(256, dtype=np.int32)
+    first: dict[bytes, int] = {}
+    for b in range(256):
+        out[b] = first.setdefault(trans[:, b].tobytes(), len(first))
+    return out
+
+
+def _random_table(rng: np.random.Generator, n: int, values: int) -> np.ndarray:
+    # few distinct columns, as in real automata, then some noise
+    pool = rng.integers(-1, values, size=(n, rng.integers(1, 12)), dtype=np.int32)
+    trans = pool[:, rng.integers(0, pool.shape[1], size=256)]
+    flips = rng.integers(0, 256, size=rng.integers(0, 4))
+    trans[rng.integers(0, n, size=len(flips)), flips] = rng.integers(-1, values,
+                                                                      size=len(flips))
+    return np.ascontiguousarray(trans, dtype=np.int32)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_classes_match_equal_columns(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    trans = _random_table(rng, n, n)
+    want = _reference_classes(trans)
+    got = np.zeros(256, dtype=np.int32)
+    assert column_classes(trans, got) == want.max() + 1
+    assert np.array_equal(got, want)
+    got2 = np.zeros(256, dtype=np.int32)
+    columns = np.frombuffer(class_columns(trans, got2), dtype=np.int32)
+    assert np.array_equal(got2, want)
+    first_bytes = np.unique(want, return_index=True)[1]
+    assert np.array_equal(columns.reshape(n, -1), trans[:, first_bytes])
+
+
+def _fnv(column) -> int:
+    h = _FNV_START
+    for x in column:
+        h = ((h ^ (int(x) & 0xFFFFFFFF)) * _FNV_PRIME) & 0xFFFFFFFF
+    return h
+
+
+def test_colliding_columns_stay_apart():
+    """Two different columns with the same hash (built on purpose) get different classes:
+    the hash only proposes, the rows decide."""
+    x0, x1 = 5, 7
+    y0 = 9
+    # choose the second row of column y so both columns hash alike
+    y1 = (x1 ^ ((_FNV_START ^ x0) * _FNV_PRIME) ^ ((_FNV_START ^ y0) * _FNV_PRIME)) \
+        & 0xFFFFFFFF
+    y1 = int(np.array([y1], dtype=np.uint32).view(np.int32)[0])
+    trans = np.full((2, 256), -1, dtype=np.int32)
+    trans[:, 10] = (x0, x1)
+    trans[:, 20] = (y0, y1)
+    assert _fnv(trans[:, 10]) == _fnv(trans[:, 20])
+    got = np.zeros(256, dtype=np.int32)
+    assert column_classes(trans, got) == 3
+    assert np.array_equal(got, _reference_classes(trans))
+    assert got[10] != got[20]
+
+
+def test_dfa_key_reads_the_whole_table():
+    """Equal tables have equal keys however they were built; a single changed transition, an
+    accepting flag or the initial state changes the key."""
+    a = regex_to_byte_dfa("[a-c]x|dy")
+    same = ByteDFA(a.transitions.copy(), a.accepting.copy(), a.initial, "other text")
+    assert a.key == same.key
+    trans = a.transitions.copy()
+    row = int(np.flatnonzero((trans >= 0).any(axis=1))[0])
+    byte = int(np.flatnonzero(trans[row] >= 0)[-1])
+    trans[row, byte] = -1
+    assert ByteDFA(trans, a.accepting.copy(), a.initial).key != a.key
+    acc = a.accepting.copy()
+    acc[a.initial] = not acc[a.initial]
+    assert ByteDFA(a.transitions.copy(), acc, a.initial).key != a.key
+    other = 1 if a.initial == 0 else 0
+    assert ByteDFA(a.transitions.copy(), a.accepting.copy(), other).key != a.key
+    # the same columns moved to other bytes: same class columns, other classes
+    moved = np.roll(a.transitions, 1, axis=1)
+    assert ByteDFA(np.ascontiguousarray(moved), a.accepting.copy(), a.initial).key != a.key
