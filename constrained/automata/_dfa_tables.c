@@ -74,35 +74,11 @@ static int classes_of(const int32_t *t, Py_ssize_t n, int32_t *cls, int *reps) {
     return differ ? classes_by_hash(t, n, h, 1, cls, reps) : m;
 }
 
-static PyObject *column_classes(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *o_trans, *o_out;
-    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
-    Py_buffer vt, vo;
-    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        return NULL;
-    }
-    if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 4 || vo.len != 4 * 256) {
-        PyBuffer_Release(&vt);
-        PyBuffer_Release(&vo);
-        PyErr_SetString(PyExc_ValueError,
-                        "column_classes: expected int32[n, 256] and int32[256] buffers");
-        return NULL;
-    }
-    int reps[256];
-    int m = classes_of(vt.buf, vt.len / (4 * 256), vo.buf, reps);
-    PyBuffer_Release(&vt);
-    PyBuffer_Release(&vo);
-    return PyLong_FromLong(m);
-}
-
-/* class_columns(t, out): column_classes, and the table read by class: bytes of int32[n, m],
- * row s holding state s's target on the first byte of each class (with the classes, the
- * whole table: a short text to hash it by). */
-static PyObject *class_columns(PyObject *self, PyObject *args) {
-    (void)self;
+/* The byte classes of a table written to a caller's int32[256]; with ``columns``, the table
+ * read by class comes back too (bytes of int32[n, m]: row s holds state s's target on the
+ * first byte of each class; with the classes, the whole table in a short text to hash), else
+ * the number of classes. */
+static PyObject *classes_call(PyObject *args, const char *name, int columns) {
     PyObject *o_trans, *o_out;
     if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
     Py_buffer vt, vo;
@@ -113,14 +89,18 @@ static PyObject *class_columns(PyObject *self, PyObject *args) {
     }
     PyObject *result = NULL;
     if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 4 || vo.len != 4 * 256) {
-        PyErr_SetString(PyExc_ValueError,
-                        "class_columns: expected int32[n, 256] and int32[256] buffers");
+        PyErr_Format(PyExc_ValueError, "%s: expected int32[n, 256] and int32[256] buffers",
+                     name);
         goto out;
     }
     Py_ssize_t n = vt.len / (4 * 256);
     const int32_t *t = vt.buf;
     int reps[256];
     int m = classes_of(t, n, vo.buf, reps);
+    if (!columns) {
+        result = PyLong_FromLong(m);
+        goto out;
+    }
     result = PyBytes_FromStringAndSize(NULL, 4 * n * m);
     if (!result) goto out;
     int32_t *dst = (int32_t *)PyBytes_AS_STRING(result);
@@ -130,6 +110,16 @@ out:
     PyBuffer_Release(&vt);
     PyBuffer_Release(&vo);
     return result;
+}
+
+static PyObject *column_classes(PyObject *self, PyObject *args) {
+    (void)self;
+    return classes_call(args, "column_classes", 0);
+}
+
+static PyObject *class_columns(PyObject *self, PyObject *args) {
+    (void)self;
+    return classes_call(args, "class_columns", 1);
 }
 
 /* Hopcroft's refinement on t (n states, -1 = dead) completed by a sink state n, over the m byte
