@@ -1,8 +1,9 @@
 /* C kernels over a DFA's transition table (int32[n, 256], -1 = dead).
  *
  * column_classes: bytes whose columns are equal (every state treats them alike) share a class,
- * numbered by first byte. Columns are hashed, then compared exactly with the first column of
- * their hash.
+ * numbered by first byte. Columns are hashed, and the classes the hashes give are checked row by
+ * row (a collision falls back to comparing columns). class_columns also returns the table read
+ * by class (one column per class).
  *
  * minimize_table: Hopcroft's partition refinement over those byte classes (a dead sink state
  * completes the table), then the classes reachable from the initial state numbered in
@@ -11,7 +12,9 @@
  * for n states and m byte classes.
  *
  * pair_product: the reachable pairs of two tables' states (a language difference or
- * intersection is then a choice of accepting pairs). */
+ * intersection is then a choice of accepting pairs).
+ *
+ * cycle_reach: the states from which a cycle is reachable (infinitely many texts lead on). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -120,6 +123,96 @@ static PyObject *column_classes(PyObject *self, PyObject *args) {
 static PyObject *class_columns(PyObject *self, PyObject *args) {
     (void)self;
     return classes_call(args, "class_columns", 1);
+}
+
+/* cycle_reach(t, out): out[s] = 1 when a cycle of t (n rows, -1 = no edge) is reachable from
+ * state s, else 0. The states that reach none are peeled off from the end (Kahn's algorithm
+ * on distinct successors: a state whose successors are all peeled is peeled); the rest reach
+ * a cycle. O(n * 256). */
+static PyObject *cycle_reach(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_trans, *o_out;
+    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
+    Py_buffer vt, vo;
+    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = vt.len / (4 * 256);
+    if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 1 || vo.len != n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "cycle_reach: expected int32[n, 256] and uint8[n] buffers");
+        goto out;
+    }
+    const int32_t *t = vt.buf;
+    uint8_t *reach = vo.buf;
+    int outside = 0;
+    for (Py_ssize_t i = 0; i < n * 256; i++) outside |= (uint32_t)t[i] + 1u > (uint32_t)n;
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, "cycle_reach: a transition leads outside the table");
+        goto out;
+    }
+    /* distinct edges per row (a stamp per target), then predecessors by target (CSR) */
+    int32_t *stamp = malloc(sizeof(int32_t) * (n + 1)), *deg = calloc(n + 1, sizeof(int32_t));
+    int32_t *off = calloc(n + 1, sizeof(int32_t)), *queue = malloc(sizeof(int32_t) * (n + 1));
+    int32_t *pred = NULL;
+    Py_ssize_t n_edges = 0;
+    if (!stamp || !deg || !off || !queue) goto oom;
+    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *row = t + s * 256;
+        for (int b = 0; b < 256; b++) {
+            int32_t q = row[b];
+            if (q >= 0 && stamp[q] != s) {
+                stamp[q] = (int32_t)s;
+                deg[s]++;
+                off[q + 1]++;
+                n_edges++;
+            }
+        }
+    }
+    for (Py_ssize_t q = 0; q < n; q++) off[q + 1] += off[q];
+    pred = malloc(sizeof(int32_t) * (n_edges + 1));
+    if (!pred) goto oom;
+    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
+    {
+        int32_t *fill = queue;      /* borrowed as the fill cursors, before the queue starts */
+        memcpy(fill, off, sizeof(int32_t) * n);
+        for (Py_ssize_t s = 0; s < n; s++) {
+            const int32_t *row = t + s * 256;
+            for (int b = 0; b < 256; b++) {
+                int32_t q = row[b];
+                if (q >= 0 && stamp[q] != s) {
+                    stamp[q] = (int32_t)s;
+                    pred[fill[q]++] = (int32_t)s;
+                }
+            }
+        }
+    }
+    Py_ssize_t head = 0, tail = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        reach[s] = 1;
+        if (!deg[s]) queue[tail++] = (int32_t)s;
+    }
+    while (head < tail) {
+        int32_t q = queue[head++];
+        reach[q] = 0;
+        for (int32_t j = off[q]; j < off[q + 1]; j++)
+            if (--deg[pred[j]] == 0) queue[tail++] = pred[j];
+    }
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
+oom:
+    PyErr_NoMemory();
+done:
+    free(stamp); free(deg); free(off); free(queue); free(pred);
+out:
+    PyBuffer_Release(&vt);
+    PyBuffer_Release(&vo);
+    return result;
 }
 
 /* Hopcroft's refinement on t (n states, -1 = dead) completed by a sink state n, over the m byte
@@ -489,6 +582,9 @@ static PyMethodDef methods[] = {
     {"class_columns", class_columns, METH_VARARGS,
      "class_columns(transitions int32[n, 256], out int32[256]) -> bytes of int32[n, classes]: "
      "the classes written to out, and each state's target on the first byte of each class"},
+    {"cycle_reach", cycle_reach, METH_VARARGS,
+     "cycle_reach(transitions int32[n, 256], out uint8[n]): out[s] = 1 when a cycle is "
+     "reachable from state s"},
     {"minimize_table", minimize_table, METH_VARARGS,
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
      "reps int32[n], out int32[n, 256]) -> k: ids[s] is state s's number in the minimal DFA "

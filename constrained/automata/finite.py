@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dfa_tables import cycle_reach
 from .byte_dfa import ByteDFA
 
 
@@ -14,36 +15,17 @@ def dfa_is_finite(dfa: ByteDFA) -> bool:
 def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
     """Whether a cycle is reachable from state ``q`` of a transition table (int[n, 256],
     -1 for none): in a trimmed automaton, whether infinitely many texts lead on from ``q``.
-    Depth-first; ``memo`` keeps the answer for every state visited (share it between calls
-    on one table)."""
-    if q in memo:
-        return memo[q]
-    on_path = {q}
-    stack = [(q, iter(_next_states(trans, q)))]
-    while stack:
-        node, it = stack[-1]
-        for nxt in it:
-            if nxt in on_path or memo.get(nxt):
-                for n, _ in stack:
-                    memo[n] = True
-                return True
-            if nxt in memo:
-                continue
-            on_path.add(nxt)
-            stack.append((nxt, iter(_next_states(trans, nxt))))
-            break
-        else:
-            stack.pop()
-            on_path.discard(node)
-            memo[node] = False
-    return memo[q]
-
-
-def _next_states(trans: np.ndarray, q: int) -> set[int]:
-    """The distinct states one byte leads to from ``q`` (a row often has a few targets)."""
-    out = set(trans[q].tolist())
-    out.discard(-1)
-    return out
+    The first call on a table answers for every state (in C) and fills ``memo`` (share it
+    between calls on one table)."""
+    if q < 0:
+        return False        # no state: no text at all
+    got = memo.get(q)
+    if got is None:
+        reach = np.zeros(len(trans), dtype=np.uint8)
+        cycle_reach(np.ascontiguousarray(trans, dtype=np.int32), reach)
+        memo.update(enumerate(reach.astype(bool).tolist()))
+        got = memo[q]
+    return got
 
 
 def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:

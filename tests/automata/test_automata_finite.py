@@ -2,6 +2,7 @@
 import itertools
 import re
 
+import numpy as np
 import pytest
 
 from constrained.automata.byte_dfa import regex_to_byte_dfa
@@ -35,3 +36,40 @@ def test_texts_past_the_limit_are_none():
     dfa = regex_to_byte_dfa("[ab]{1,6}")
     assert len(dfa_texts(dfa, 126)) == 126
     assert dfa_texts(dfa, 125) is None
+
+
+def _reaches_cycle_by_search(trans, q) -> bool:
+    """Reference: some state reachable from ``q`` (``q`` included) lies on a cycle, i.e. can
+    reach itself again."""
+    def reachable(start):
+        seen, todo = set(), [start]
+        while todo:
+            s = todo.pop()
+            for t in set(trans[s].tolist()) - {-1}:
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return seen
+    return any(s in reachable(s) for s in reachable(q) | {q})
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_reaches_cycle_on_random_tables(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 25))
+    trans = np.full((n, 256), -1, dtype=np.int32)
+    for s in range(n):
+        for _ in range(int(rng.integers(0, 3))):
+            # mostly forward edges (acyclic parts), some back edges and self-loops
+            t = int(rng.integers(s, n)) if rng.random() < 0.85 else int(rng.integers(0, n))
+            trans[s, int(rng.integers(0, 256))] = t
+    memo = {}
+    for q in range(n):
+        assert reaches_cycle(trans, q, memo) == _reaches_cycle_by_search(trans, q)
+
+
+def test_reaches_cycle_refuses_a_table_leading_outside():
+    trans = np.full((2, 256), -1, dtype=np.int32)
+    trans[0, 5] = 2
+    with pytest.raises(ValueError):
+        reaches_cycle(trans, 0, {})
