@@ -22,6 +22,9 @@ that lexed its bracket is one the grammar names (``Grammar.distinct_arrays``).
 """
 from __future__ import annotations
 
+from collections import Counter
+from itertools import chain
+
 import numpy as np
 
 from ..automata.finite import reaches_cycle
@@ -536,16 +539,23 @@ class _KeyWalk:
 
 
 _PREFIXES = LRUCache(256)      # key set -> every prefix of its keys, with its count
+_KEY_PREFIXES = LRUCache(8192)  # key -> its prefixes (a set grows a key at a time: the others recur)
 
 
 def _prefixes(used: frozenset) -> dict[bytes, int]:
     """Every prefix of every string of ``used``, with the number of those strings it starts."""
     out = _PREFIXES.recent.get(used) or _PREFIXES.get(used)
     if out is None:
-        out = {}
-        for k in used:
-            for i in range(len(k) + 1):
-                p = k[:i]
-                out[p] = out.get(p, 0) + 1
+        out = Counter(chain.from_iterable(map(_key_prefixes, used)))
+        untrack_all(out)        # bytes and counts
         out = _PREFIXES.put(used, out)
     return out
+
+
+def _key_prefixes(key: bytes) -> tuple[bytes, ...]:
+    got = _KEY_PREFIXES.recent.get(key) or _KEY_PREFIXES.get(key)
+    if got is None:
+        got = tuple([key[:i] for i in range(len(key) + 1)])
+        untrack_all(got)
+        got = _KEY_PREFIXES.put(key, got)
+    return got
