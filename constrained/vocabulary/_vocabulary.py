@@ -9,6 +9,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import VocabularyError
+from ._token_bytes import join_tokens
 
 SPECIAL_MARK = 0xFF
 _DIGITS = 4
@@ -147,12 +148,17 @@ class Vocabulary:
     @cached_property
     def _joined(self) -> bytes:
         """Every token's bytes, concatenated in id order (see token_lengths)."""
-        return b"".join(self.token_bytes)
+        return self._joined_and_lengths[0]
 
     @cached_property
     def token_lengths(self) -> np.ndarray:
-        """int32[n_tokens]: byte length of every token."""
-        return np.array(list(map(len, self.token_bytes)), dtype=np.int32).reshape(-1)
+        """int32[n_tokens]: byte length of every token (read-only)."""
+        return self._joined_and_lengths[1]
+
+    @cached_property
+    def _joined_and_lengths(self) -> tuple[bytes, np.ndarray]:
+        joined, lengths = join_tokens(self.token_bytes)     # one pass, in C
+        return joined, np.frombuffer(lengths, dtype=np.int32)
 
     @cached_property
     def byte_matrix(self) -> np.ndarray:

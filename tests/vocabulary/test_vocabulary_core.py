@@ -52,3 +52,20 @@ def test_bad_input_is_named():
         Vocabulary.from_token_bytes(TOKENS, eos_token_ids=[6], vocab_size=3)
     with pytest.raises(VocabularyError, match="99"):
         Vocabulary.from_token_bytes(TOKENS, eos_token_ids=[99])
+
+
+def test_joined_bytes_and_lengths_match_tokens():
+    v = make()
+    assert v._joined == b"".join(TOKENS)
+    assert v.token_lengths.dtype == np.int32
+    assert v.token_lengths.tolist() == [len(t) for t in TOKENS]
+    # the digest reads tokens' boundaries, not only their concatenation
+    moved = Vocabulary.from_token_bytes([b"a", b"ba", b"b"] + TOKENS[3:], eos_token_ids=[6])
+    assert moved._joined == v._joined and moved.hash != v.hash
+
+
+def test_join_tokens_refuses_non_bytes():
+    from constrained.vocabulary._token_bytes import join_tokens
+    assert join_tokens([]) == (b"", b"")
+    with pytest.raises(TypeError, match="token 1"):
+        join_tokens([b"a", "b"])
