@@ -215,6 +215,84 @@ out:
     return result;
 }
 
+/* future_rows(t, acc, q): the part of t (n rows, -1 = no edge) reachable from state q, its
+ * states numbered breadth-first from q (bytes ascending) as bytes of int32: per state, its
+ * accepting flag, then its row as runs (end byte, exclusive; target's number or -1) up to 256.
+ * Two states (of any tables) from which the same texts lead to acceptance give the same text
+ * when their tables are minimal; different texts always mean different futures. */
+static PyObject *future_rows(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_trans, *o_acc;
+    long long q0;
+    if (!PyArg_ParseTuple(args, "OOL", &o_trans, &o_acc, &q0)) return NULL;
+    Py_buffer vt, va;
+    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(o_acc, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&vt);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = vt.len / (4 * 256);
+    int32_t *ids = NULL, *order = NULL, *out = NULL;
+    if (vt.itemsize != 4 || vt.len % (4 * 256) || va.itemsize != 1 || va.len != n || q0 < 0 ||
+        q0 >= n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "future_rows: expected int32[n, 256], bool[n] and 0 <= q < n");
+        goto done;
+    }
+    const int32_t *t = vt.buf;
+    const uint8_t *acc = va.buf;
+    ids = malloc(sizeof(int32_t) * n);
+    order = malloc(sizeof(int32_t) * n);
+    Py_ssize_t cap = 1024, len = 0;
+    out = malloc(sizeof(int32_t) * cap);
+    if (!ids || !order || !out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < n; s++) ids[s] = -1;
+    Py_ssize_t k = 0;
+    ids[q0] = 0;
+    order[k++] = (int32_t)q0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        const int32_t *row = t + (Py_ssize_t)order[i] * 256;
+        if (len + 1 + 2 * 256 > cap) {
+            cap = 2 * cap + 1 + 2 * 256;
+            int32_t *grown = realloc(out, sizeof(int32_t) * cap);
+            if (!grown) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            out = grown;
+        }
+        out[len++] = acc[order[i]] != 0;
+        for (int b = 0; b < 256; b++) {
+            int32_t x = row[b];
+            if (x < -1 || x >= n) {
+                PyErr_SetString(PyExc_ValueError,
+                                "future_rows: a transition leads outside the table");
+                goto done;
+            }
+            if (x >= 0 && ids[x] < 0) {
+                ids[x] = (int32_t)k;
+                order[k++] = x;
+            }
+            if (b == 255 || row[b + 1] != x) {      /* a run of one target ends at b */
+                out[len++] = b + 1;
+                out[len++] = x < 0 ? -1 : ids[x];
+            }
+        }
+    }
+    result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(4 * len));
+done:
+    free(ids);
+    free(order);
+    free(out);
+    PyBuffer_Release(&vt);
+    PyBuffer_Release(&va);
+    return result;
+}
+
 /* Hopcroft's refinement on t (n states, -1 = dead) completed by a sink state n, over the m byte
  * classes whose first bytes are rb. On return blk[s] is the block of state s (s <= n).
  * Returns the number of blocks, or -1 when out of memory. */
@@ -585,6 +663,9 @@ static PyMethodDef methods[] = {
     {"cycle_reach", cycle_reach, METH_VARARGS,
      "cycle_reach(transitions int32[n, 256], out uint8[n]): out[s] = 1 when a cycle is "
      "reachable from state s"},
+    {"future_rows", future_rows, METH_VARARGS,
+     "future_rows(transitions int32[n, 256], accepting bool[n], q) -> bytes: the table read "
+     "from q, numbered breadth-first from it (see _dfa_tables.c)"},
     {"minimize_table", minimize_table, METH_VARARGS,
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
      "reps int32[n], out int32[n, 256]) -> k: ids[s] is state s's number in the minimal DFA "

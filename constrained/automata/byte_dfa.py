@@ -28,7 +28,7 @@ from ..deadline import check_deadline
 from ..errors import LimitExceededError, RegexError
 from ..gc_untrack import untrack_all
 from ..lru import LRUCache
-from ._dfa_tables import class_columns, pair_product
+from ._dfa_tables import class_columns, future_rows, pair_product
 from .alternation import top_alternatives
 from .byte_nfa import parse_to_nfa
 from .determinize import determinize, determinize_union, disjoint_union, minimize
@@ -68,6 +68,21 @@ class ByteDFA:
         h.update(columns)
         h.update(np.ascontiguousarray(self.accepting, dtype=np.uint8).tobytes())
         return h.hexdigest()
+
+    def future_key(self, state: int) -> str:
+        """Digest of the automaton read from ``state``: its reachable part numbered breadth-first
+        from there. States (of any automata) with equal digests accept the same texts from there
+        on, so a walk from them finds the same; for minimal automata the converse holds too.
+        Kept per state."""
+        futures = self.__dict__.get("_futures")
+        if futures is None:
+            futures = self.__dict__.setdefault("_futures", {})
+        got = futures.get(state)
+        if got is None:
+            rows = future_rows(np.ascontiguousarray(self.transitions, dtype=np.int32),
+                               np.ascontiguousarray(self.accepting, dtype=np.uint8), int(state))
+            got = futures[state] = hashlib.sha256(b"future-v1|" + rows).hexdigest()
+        return got
 
     @cached_property
     def byte_classes(self) -> np.ndarray:

@@ -75,7 +75,8 @@ class Lexer:
         self.terms = terms
         order = sorted(terms)
         comps = [dfas[t] for t in order]
-        self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # automaton of each
+        self.dfas: tuple[ByteDFA, ...] = tuple(comps)              # automaton of each
+        self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # and its digest
         tables = _product_tables(self.keys, comps, max_states)
         if tables is None:
             raise LimitExceededError(f"the lexer for terminals {self._names(order, dfas)} needs "

@@ -193,6 +193,7 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
 
 # (vocabulary, live terminal automata and their states) -> (words, [(live positions, nodes)])
 _ROOT_WALKS = LRUCache(512)
+_FUTURE_STATES = 128    # automata up to this size are keyed by their states' futures
 
 
 def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
@@ -200,13 +201,19 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
     words, [(terminals, nodes)]) where the lexeme read before each crossing node is a full
     match of exactly ``terminals``.
 
-    The walk depends only on the automata of the terminals still alive in ``start`` and their
-    states, so it is shared process-wide by every lexer (of any grammar) with the same ones:
-    the contents of a JSON string, say, are walked once per process.
+    The walk depends only on what the terminals still alive in ``start`` accept from their
+    states on, so it is shared process-wide by every lexer (of any grammar) with the same ones:
+    the contents of a JSON string, say, are walked once per process, and so is the text of a
+    key outside an object's declared names, whatever the names.
     """
     comps = lexer.components[start]
     live = np.flatnonzero(comps >= 0).tolist()
-    key = (trie.vocab_hash, tuple((lexer.keys[c], int(comps[c])) for c in live))
+    dfas = lexer.dfas
+    # small automata are named by what they accept from their state on: key-except and
+    # literal automata of different schemas often reach states with equal futures
+    key = (trie.vocab_hash, tuple(dfas[c].future_key(int(comps[c]))
+                                  if dfas[c].n_states <= _FUTURE_STATES
+                                  else (lexer.keys[c], int(comps[c])) for c in live))
 
     def walk():
         words, groups = _walk(lexer, trie, start, _NONE, True)

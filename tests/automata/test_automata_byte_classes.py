@@ -90,3 +90,35 @@ def test_dfa_key_reads_the_whole_table():
     # the same columns moved to other bytes: same class columns, other classes
     moved = np.roll(a.transitions, 1, axis=1)
     assert ByteDFA(np.ascontiguousarray(moved), a.accepting.copy(), a.initial).key != a.key
+
+
+def _language_from(dfa: ByteDFA, q: int):
+    """Reference: the minimal automaton of the texts accepted from ``q`` (canonical arrays)."""
+    from constrained.automata.determinize import minimize
+    t, a, i = minimize(dfa.transitions, dfa.accepting, q)
+    return t.tobytes(), a.tobytes(), i
+
+
+@pytest.mark.parametrize("pattern", ['"(?:ab|cd)*e"', "[a-c]{2,5}x?", "(ab|abc|b)+d", "(?:aa)*",
+                                     'x(?:"a"|"ab"|"b")', "(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?"])
+def test_future_keys_name_the_language_from_a_state(pattern):
+    dfa = regex_to_byte_dfa(pattern)
+    for q in range(dfa.n_states):
+        for r in range(dfa.n_states):
+            same = _language_from(dfa, q) == _language_from(dfa, r)
+            assert (dfa.future_key(q) == dfa.future_key(r)) == same
+
+
+def test_future_keys_agree_across_automata():
+    """States of different automata with the same texts ahead share a key (a literal's rest;
+    any key text after two different sets of declared names), others do not."""
+    a, b = regex_to_byte_dfa('"abc"'), regex_to_byte_dfa('"zbc"')
+    after_a, after_z = a.walk(a.initial, b'"a'), b.walk(b.initial, b'"z')
+    assert a.future_key(after_a) == b.future_key(after_z)
+    assert a.future_key(a.initial) != b.future_key(b.initial)
+    from constrained.grammar.json_schema.keys import key_except, key_except_automaton
+    one = key_except_automaton(("name", "email"), key_except(("name", "email")))
+    two = key_except_automaton(("id",), key_except(("id",)))
+    tail_one, tail_two = one.walk(one.initial, b'"x'), two.walk(two.initial, b'"x')
+    assert one.future_key(tail_one) == two.future_key(tail_two)
+    assert one.future_key(one.walk(one.initial, b'"na')) != two.future_key(tail_two)
