@@ -77,19 +77,35 @@ static int classes_of(const int32_t *t, Py_ssize_t n, int32_t *cls, int *reps) {
     return differ ? classes_by_hash(t, n, h, 1, cls, reps) : m;
 }
 
+/* Whether a transition of t (n rows) is neither -1 nor a row of t; sets ValueError naming the
+ * caller when it is. Branch-free: the loop vectorizes. */
+static int leads_outside(const int32_t *t, Py_ssize_t n, const char *name) {
+    int outside = 0;
+    for (Py_ssize_t i = 0; i < n * 256; i++) outside |= (uint32_t)t[i] + 1u > (uint32_t)n;
+    if (outside) PyErr_Format(PyExc_ValueError, "%s: a transition leads outside the table", name);
+    return outside;
+}
+
+/* The two buffers of a call (table, output): a table read contiguously, an output written;
+ * 0, or -1 with an exception set (nothing held). */
+static int table_and_out(PyObject *args, Py_buffer *vt, Py_buffer *vo) {
+    PyObject *o_trans, *o_out;
+    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return -1;
+    if (PyObject_GetBuffer(o_trans, vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (PyObject_GetBuffer(o_out, vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(vt);
+        return -1;
+    }
+    return 0;
+}
+
 /* The byte classes of a table written to a caller's int32[256]; with ``columns``, the table
  * read by class comes back too (bytes of int32[n, m]: row s holds state s's target on the
  * first byte of each class; with the classes, the whole table in a short text to hash), else
  * the number of classes. */
 static PyObject *classes_call(PyObject *args, const char *name, int columns) {
-    PyObject *o_trans, *o_out;
-    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
     Py_buffer vt, vo;
-    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        return NULL;
-    }
+    if (table_and_out(args, &vt, &vo) < 0) return NULL;
     PyObject *result = NULL;
     if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 4 || vo.len != 4 * 256) {
         PyErr_Format(PyExc_ValueError, "%s: expected int32[n, 256] and int32[256] buffers",
@@ -131,14 +147,8 @@ static PyObject *class_columns(PyObject *self, PyObject *args) {
  * a cycle. O(n * 256). */
 static PyObject *cycle_reach(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_trans, *o_out;
-    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return NULL;
     Py_buffer vt, vo;
-    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        return NULL;
-    }
+    if (table_and_out(args, &vt, &vo) < 0) return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = vt.len / (4 * 256);
     if (vt.itemsize != 4 || vt.len % (4 * 256) || vo.itemsize != 1 || vo.len != n) {
@@ -148,12 +158,7 @@ static PyObject *cycle_reach(PyObject *self, PyObject *args) {
     }
     const int32_t *t = vt.buf;
     uint8_t *reach = vo.buf;
-    int outside = 0;
-    for (Py_ssize_t i = 0; i < n * 256; i++) outside |= (uint32_t)t[i] + 1u > (uint32_t)n;
-    if (outside) {
-        PyErr_SetString(PyExc_ValueError, "cycle_reach: a transition leads outside the table");
-        goto out;
-    }
+    if (leads_outside(t, n, "cycle_reach")) goto out;
     /* distinct edges per row (a stamp per target), then predecessors by target (CSR) */
     int32_t *stamp = malloc(sizeof(int32_t) * (n + 1)), *deg = calloc(n + 1, sizeof(int32_t));
     int32_t *off = calloc(n + 1, sizeof(int32_t)), *queue = malloc(sizeof(int32_t) * (n + 1));
@@ -439,12 +444,7 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
         goto out;
     }
     const int32_t *t = vt.buf;
-    int outside = 0;        /* branch-free: the loop vectorizes */
-    for (Py_ssize_t i = 0; i < n * 256; i++) outside |= (uint32_t)t[i] + 1u > (uint32_t)n;
-    if (outside) {
-        PyErr_SetString(PyExc_ValueError, "minimize_table: a transition leads outside the table");
-        goto out;
-    }
+    if (leads_outside(t, n, "minimize_table")) goto out;
     int32_t cls[256];
     int rb[256];
     int m = classes_of(t, n, cls, rb);
