@@ -308,6 +308,7 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     int64_t *acc_off = malloc(sizeof(int64_t) * (size_t)(k + 1));
     uint8_t *accepting = NULL;
     int32_t *reduced = NULL, *trans = NULL, *comps = NULL, *acc_class = NULL, *cross = NULL;
+    PyObject *b_trans = NULL, *b_comps = NULL;
     Product p = {0};
     PyObject *result = NULL;
     Py_ssize_t got = 0;
@@ -378,11 +379,15 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t n = p.n;
-    trans = malloc(sizeof(int32_t) * (size_t)(n * 256));
-    comps = malloc(sizeof(int32_t) * (size_t)(n * k + 1));
+    /* the two large tables are written straight into the bytes objects returned */
+    b_trans = PyBytes_FromStringAndSize(NULL, 4 * n * 256);
+    b_comps = PyBytes_FromStringAndSize(NULL, 4 * n * k);
+    if (!b_trans || !b_comps) goto done;
+    trans = (int32_t *)PyBytes_AS_STRING(b_trans);
+    comps = (int32_t *)PyBytes_AS_STRING(b_comps);
     acc_class = malloc(sizeof(int32_t) * (size_t)n);
     cross = malloc(sizeof(int32_t) * (size_t)n);
-    if (!trans || !comps || !acc_class || !cross) {
+    if (!acc_class || !cross) {
         PyErr_NoMemory();
         goto done;
     }
@@ -398,18 +403,16 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     }
     PyObject *members = accepting_classes(&p, accepting, acc_off, k, acc_class, cross);
     if (!members) goto done;
-    PyObject *b_trans = PyBytes_FromStringAndSize((const char *)trans, 4 * n * 256);
-    PyObject *b_comps = PyBytes_FromStringAndSize((const char *)comps, 4 * n * k);
     PyObject *b_class = PyBytes_FromStringAndSize((const char *)acc_class, 4 * n);
     PyObject *b_cross = PyBytes_FromStringAndSize((const char *)cross, 4 * n);
     if (b_trans && b_comps && b_class && b_cross)
         result = Py_BuildValue("nOOOOO", n, b_trans, b_comps, b_class, b_cross, members);
-    Py_XDECREF(b_trans);
-    Py_XDECREF(b_comps);
     Py_XDECREF(b_class);
     Py_XDECREF(b_cross);
     Py_DECREF(members);
 done:
+    Py_XDECREF(b_trans);
+    Py_XDECREF(b_comps);
     for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&bufs[i]);
     if (have_init) PyBuffer_Release(&bi);
     free(bufs);
@@ -420,8 +423,6 @@ done:
     free(acc_off);
     free(accepting);
     free(reduced);
-    free(trans);
-    free(comps);
     free(acc_class);
     free(cross);
     free(p.pool);
