@@ -439,6 +439,7 @@ class _KeyWalk:
         self.infinite: dict = lexer.__dict__.setdefault("_cycle_memo", {})  # see reaches_cycle
         self.suffixes: dict = lexer.__dict__.setdefault("_key_suffixes", {})  # see _suffixes
         self.memo: dict = {}        # node -> bool
+        untrack_all(self)           # refers to a lexer's tables, never to itself
 
     def _out(self, q: int) -> tuple:
         out = self.exits.get(q)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from ..gc_untrack import untrack_all
+
 # phases
 VALUE, AFTER, KEY_OPEN, KEY_NEXT, KEY, KEY_ESC, COLON, STRING, STRING_ESC = range(9)
 IN_STRING = frozenset((KEY, KEY_ESC, STRING, STRING_ESC))
@@ -127,12 +129,13 @@ def scan(state: tuple, data: bytes, distinct_arrays=()) -> tuple | None:
     (an item its array of distinct strings) already has. ``distinct_arrays``: the offsets in
     ``data`` of the brackets that open arrays of distinct strings."""
     frames, phase, key_raw = state
+    before = frames
     i, n = 0, len(data)
     while i < n:
         if phase == STRING:
             j = _next_special(data, i)
             if j < 0:
-                return frames, phase, key_raw
+                return _state(frames, phase, key_raw, before)
             i = j
             if data[i] == 0x22:
                 phase = AFTER
@@ -143,7 +146,7 @@ def scan(state: tuple, data: bytes, distinct_arrays=()) -> tuple | None:
         if phase == KEY:
             j = _next_special(data, i)
             if j < 0:
-                return frames, phase, key_raw + data[i:]
+                return _state(frames, phase, key_raw + data[i:], before)
             key_raw += data[i:j]
             i = j
             if data[i] == 0x5C:
@@ -202,7 +205,18 @@ def scan(state: tuple, data: bytes, distinct_arrays=()) -> tuple | None:
                 phase = KEY_NEXT if top is not None and type(top) is not Items else VALUE
             elif c == 0x7D or c == 0x5D:
                 frames = frames[:-1]
-    return frames, phase, key_raw
+    return _state(frames, phase, key_raw, before)
+
+
+def _state(frames: tuple, phase: int, key_raw: bytes, before: tuple) -> tuple:
+    """A scan state, kept out of the cyclic collector: its containers hold bytes and ints
+    only (matchers and caches keep one per step)."""
+    out = (frames, phase, key_raw)
+    if frames is before:
+        untrack_all(out)
+    else:
+        untrack_all(out, frames, *frames)
+    return out
 
 
 def keys_ahead(suffix: bytes) -> tuple[int, dict[int, frozenset[bytes]]] | None:

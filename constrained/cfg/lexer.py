@@ -100,6 +100,8 @@ class Lexer:
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.components = tables.components
         self.initial = 0
+        # arrays, automata and sets of ints: nothing here refers back to a lexer
+        untrack_all(self, self.dfas)
 
     @cached_property
     def accepting_terms(self) -> list[frozenset[int]]:
@@ -132,7 +134,7 @@ class _Rows:
         row = self._rows.get(q)
         if row is None:
             row = self._rows[q] = self._trans[q].tolist()
-            untrack_all(row)
+            untrack_all(row, self._rows)    # lists of ints (a list in a dict tracks the dict)
         return row
 
     def __len__(self) -> int:

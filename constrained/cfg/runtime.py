@@ -32,6 +32,7 @@ example). Masks allow exactly the tokens leading to live states (EOS exactly whe
 """
 from __future__ import annotations
 
+from ..gc_untrack import untrack_all
 from .earley import EarleyParser
 from .lexer import Lexer
 from .prepare import PreparedGrammar
@@ -86,7 +87,9 @@ class Runtime:
             q = rows[0][b]
             if q < 0:
                 return None
-        return (col, q)
+        state = (col, q)
+        untrack_all(state)      # a column (untracked, acyclic) and an int
+        return state
 
     def is_accepting(self, state: State) -> bool:
         """Whether the text read so far is a complete sentence."""

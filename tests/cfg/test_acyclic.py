@@ -57,3 +57,33 @@ def test_mask_tree_nodes_are_not_tracked(llama3_vocab):
     assert nodes
     assert not any(gc.is_tracked(n) or gc.is_tracked(n.children) for n in nodes)
     assert not any(gc.is_tracked(c) or gc.is_tracked(c[0]) for n in nodes for c in n.children)
+
+
+def test_states_scans_lexers_and_key_walks_are_not_tracked(llama3_vocab):
+    """What a matcher keeps per step (parser states, scan states of the keys written) and what
+    its runtime keeps per candidate set (lexers, their rows, duplicate-key walks) stay out of
+    the collector: they outlive the young generations, and every tracked survivor brings the
+    next full collection, paid by some mask step, nearer."""
+    compiled = compile_grammar(Grammar.from_json_schema(SCHEMA, property_order="any"),
+                               llama3_vocab)
+    matcher = compiled.matcher()
+    bitmask = np.zeros((llama3_vocab.size + 31) // 32, dtype=np.int32)
+    ids = {tb: i for i, tb in enumerate(llama3_vocab.token_bytes)}
+    for ch in json.dumps(DOCUMENT).encode():
+        matcher.fill_next_token_bitmask(bitmask)
+        assert matcher.accept_token(ids[bytes((ch,))])
+    states = matcher._stack[1:]
+    scans = [s for s in matcher._scans if s[0]]
+    assert len(states) > 40 and len(scans) > 10
+    assert not any(gc.is_tracked(s) for s in states)
+    assert not any(gc.is_tracked(s) or gc.is_tracked(s[0]) or any(map(gc.is_tracked, s[0]))
+                   for s in scans)
+    lexers = list(compiled.runtime._lexers.values())
+    assert lexers and not any(gc.is_tracked(lx) or gc.is_tracked(lx.dfas) for lx in lexers)
+    assert not any(gc.is_tracked(lx.rows._rows) for lx in lexers)
+    walks = []
+    for lx in lexers:
+        cache = lx.__dict__.get("_key_walks")
+        if cache is not None:
+            walks += [*cache._young.values(), *cache._old.values()]
+    assert walks and not any(gc.is_tracked(w) for w in walks)
