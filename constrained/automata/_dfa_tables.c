@@ -86,16 +86,28 @@ static int leads_outside(const int32_t *t, Py_ssize_t n, const char *name) {
     return outside;
 }
 
-/* The two buffers of a call (table, output): a table read contiguously, an output written;
- * 0, or -1 with an exception set (nothing held). */
-static int table_and_out(PyObject *args, Py_buffer *vt, Py_buffer *vo) {
-    PyObject *o_trans, *o_out;
-    if (!PyArg_ParseTuple(args, "OO", &o_trans, &o_out)) return -1;
-    if (PyObject_GetBuffer(o_trans, vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    if (PyObject_GetBuffer(o_out, vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(vt);
-        return -1;
+/* The buffers of a call's n arrays, read contiguously: the first n_read read, the rest
+ * written; 0, or -1 with an exception set (nothing held). */
+static int get_buffers(PyObject *const *objs, Py_buffer *views, int n, int n_read) {
+    for (int i = 0; i < n; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i < n_read ? 0 : PyBUF_WRITABLE);
+        if (PyObject_GetBuffer(objs[i], &views[i], flags) < 0) {
+            while (i--) PyBuffer_Release(&views[i]);
+            return -1;
+        }
     }
+    return 0;
+}
+
+/* The two buffers of a call (table, output): a table read, an output written; 0, or -1 with
+ * an exception set (nothing held). */
+static int table_and_out(PyObject *args, Py_buffer *vt, Py_buffer *vo) {
+    PyObject *objs[2];
+    if (!PyArg_ParseTuple(args, "OO", &objs[0], &objs[1])) return -1;
+    Py_buffer views[2];
+    if (get_buffers(objs, views, 2, 1) < 0) return -1;
+    *vt = views[0];
+    *vo = views[1];
     return 0;
 }
 
@@ -227,15 +239,12 @@ out:
  * when their tables are minimal; different texts always mean different futures. */
 static PyObject *future_rows(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_trans, *o_acc;
+    PyObject *objs[2];
     long long q0;
-    if (!PyArg_ParseTuple(args, "OOL", &o_trans, &o_acc, &q0)) return NULL;
-    Py_buffer vt, va;
-    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_acc, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        return NULL;
-    }
+    if (!PyArg_ParseTuple(args, "OOL", &objs[0], &objs[1], &q0)) return NULL;
+    Py_buffer v[2];
+    if (get_buffers(objs, v, 2, 2) < 0) return NULL;
+    Py_buffer vt = v[0], va = v[1];
     PyObject *result = NULL;
     Py_ssize_t n = vt.len / (4 * 256);
     int32_t *ids = NULL, *order = NULL, *out = NULL;
@@ -406,34 +415,14 @@ done:
 
 static PyObject *minimize_table(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_trans, *o_acc, *o_ids, *o_reps, *o_out;
+    PyObject *objs[5];      /* transitions, accepting; then ids, reps, out (written) */
     int initial;
-    if (!PyArg_ParseTuple(args, "OOiOOO", &o_trans, &o_acc, &initial, &o_ids, &o_reps, &o_out))
+    if (!PyArg_ParseTuple(args, "OOiOOO", &objs[0], &objs[1], &initial, &objs[2], &objs[3],
+                          &objs[4]))
         return NULL;
-    Py_buffer vt, va, vi, vr, vo;
-    if (PyObject_GetBuffer(o_trans, &vt, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_acc, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_ids, &vi, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        PyBuffer_Release(&va);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_reps, &vr, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vi);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&vt);
-        PyBuffer_Release(&va);
-        PyBuffer_Release(&vi);
-        PyBuffer_Release(&vr);
-        return NULL;
-    }
+    Py_buffer v[5];
+    if (get_buffers(objs, v, 5, 2) < 0) return NULL;
+    Py_buffer vt = v[0], va = v[1], vi = v[2], vr = v[3], vo = v[4];
     PyObject *result = NULL;
     Py_ssize_t n = vt.len / (4 * 256);
     if (vt.itemsize != 4 || vt.len % (4 * 256) || va.itemsize != 1 || va.len != n
@@ -601,16 +590,14 @@ oom:
 
 static PyObject *pair_product(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_a, *o_b;
+    PyObject *objs[2];
     int a0, b0;
     Py_ssize_t max_states;
-    if (!PyArg_ParseTuple(args, "OOiin", &o_a, &o_b, &a0, &b0, &max_states)) return NULL;
-    Py_buffer va, vb;
-    if (PyObject_GetBuffer(o_a, &va, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(o_b, &vb, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        PyBuffer_Release(&va);
+    if (!PyArg_ParseTuple(args, "OOiin", &objs[0], &objs[1], &a0, &b0, &max_states))
         return NULL;
-    }
+    Py_buffer v[2];
+    if (get_buffers(objs, v, 2, 2) < 0) return NULL;
+    Py_buffer va = v[0], vb = v[1];
     PyObject *result = NULL;
     Py_ssize_t na = va.len / (4 * 256), nb = vb.len / (4 * 256);
     if (va.itemsize != 4 || va.len % (4 * 256) || vb.itemsize != 4 || vb.len % (4 * 256)
