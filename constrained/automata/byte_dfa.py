@@ -7,7 +7,8 @@ equal languages give equal arrays and equal ``key``. A DFA for the empty languag
 and ``initial == -1``.
 
 ``regex_to_byte_dfa(pattern, max_states=...)`` builds one from Python ``re`` syntax (full match;
-see regex_syntax.py and byte_nfa.py for the supported subset), raising RegexError with a position
+python_regex_nfa.py reads the common patterns, regex_syntax.py and byte_nfa.py the rest and
+define the supported subset), raising RegexError with a position
 on bad or unsupported input and LimitExceededError past ``max_states``. Results are memoized in
 memory per (pattern, max_states). Literal patterns and alternations of literals (most JSON
 Schema terminals) are built directly as tries (literal_dfa.py).
@@ -30,9 +31,10 @@ from ..gc_untrack import untrack_all
 from ..lru import LRUCache
 from ._dfa_tables import class_columns, future_rows, pair_product
 from .alternation import top_alternatives
-from .byte_nfa import parse_to_nfa
+from .byte_nfa import ByteNFA, parse_to_nfa
 from .determinize import determinize, determinize_union, disjoint_union, minimize
 from .literal_dfa import literal_alternatives, literals_dfa
+from .python_regex_nfa import python_regex_nfa
 from .regex_syntax import check_and_rewrite
 
 DEFAULT_MAX_STATES = 10_000
@@ -262,16 +264,23 @@ def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
 
 
 def _build_general(pattern: str, max_states: int) -> ByteDFA:
+    max_nodes = max(64 * max_states, 100_000)
+    nfa = python_regex_nfa(pattern, max_nodes)
+    if nfa is None:
+        nfa = _full_reader_nfa(pattern, max_nodes)
+    return dfa_from_arrays(*determinize(nfa, max_states), pattern)
+
+
+def _full_reader_nfa(pattern: str, max_nodes: int) -> ByteNFA:
     rewritten = check_and_rewrite(pattern)
     try:
-        nfa = parse_to_nfa(rewritten.text, max_nodes=max(64 * max_states, 100_000))
+        return parse_to_nfa(rewritten.text, max_nodes=max_nodes)
     except (_p.Unsupported, _p.InvalidSyntax, NoMatch) as exc:
         detail = str(exc) or "not supported by the regex reader"
         raise RegexError(f"unsupported regex construct: {detail}",
                          position=_error_position(rewritten, exc)) from None
     except RecursionError:
         raise LimitExceededError("regex nesting is too deep") from None
-    return dfa_from_arrays(*determinize(nfa, max_states), pattern)
 
 
 def dfa_from_arrays(trans: np.ndarray, accepting: np.ndarray, initial: int,

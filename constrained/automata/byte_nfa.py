@@ -1,10 +1,14 @@
-"""Thompson construction of a byte-level NFA from interegular's parse of a regex.
+"""A byte-level NFA built by Thompson construction, and the full regex reader's build of one
+from interegular's parse (python_regex_nfa.py builds the common patterns from Python's own
+parse, more quickly).
 
 Characters become UTF-8 byte-range sequences (see utf8.py), so the automaton reads bytes and a
 token may end in the middle of a character. ``\\d \\w \\s`` are ASCII as interegular reads them;
 ``.`` is any character but newline unless the ``s`` flag is set; ``i`` adds simple case variants.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 from interegular import patterns as _p
 
@@ -71,6 +75,68 @@ class ByteNFA:
         self.eps[a].append(b)
         return a, b
 
+    def literal(self, data: bytes) -> tuple[int, int]:
+        """The fragment reading exactly ``data`` (not empty)."""
+        a = cur = self.new_node()
+        for byte in data:
+            nxt = self.new_node()
+            self.edges[cur].append((byte, byte, nxt))
+            cur = nxt
+        return a, cur
+
+    def sequence(self, fragments) -> tuple[int, int]:
+        """The fragments of an iterable, one after another (the empty string if none)."""
+        first = cur = None
+        for x, y in fragments:
+            if first is None:
+                first = x
+            else:
+                self.eps[cur].append(x)
+            cur = y
+        return self.empty() if first is None else (first, cur)
+
+    def union(self, fragments) -> tuple[int, int]:
+        """Either of the fragments of an iterable."""
+        a, b = self.new_node(), self.new_node()
+        for x, y in fragments:
+            self.eps[a].append(x)
+            self.eps[y].append(b)
+        return a, b
+
+    def repeat(self, build: Callable[[], tuple[int, int]], lo: int,
+               hi: int | None) -> tuple[int, int]:
+        """``lo`` to ``hi`` (None: no bound) copies of the fragment ``build()`` makes. It is
+        built once, then copied node for node (a counted repeat would otherwise read the same
+        subtree once per copy)."""
+        count = lo + (1 if hi is None else hi - lo)
+        copies = []
+        if count:
+            first = len(self.eps)
+            x, y = build()
+            end = len(self.eps)
+            copies.append((x, y))
+            for _ in range(count - 1):
+                off = self.clone(first, end)
+                copies.append((x + off, y + off))
+        a = cur = self.new_node()
+        for x, y in copies[:lo]:
+            self.eps[cur].append(x)
+            cur = y
+        if hi is None:
+            x, y = copies[-1]
+            loop = self.new_node()
+            self.eps[cur].append(loop)
+            self.eps[loop].append(x)
+            self.eps[y].append(loop)
+            return a, loop
+        end = self.new_node()
+        self.eps[cur].append(end)
+        for x, y in copies[lo:]:
+            self.eps[cur].append(x)
+            self.eps[y].append(end)
+            cur = y
+        return a, end
+
 
 def _char_group_ranges(group, flags) -> list[tuple[int, int]]:
     chars = set(group.chars)
@@ -88,45 +154,11 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
         flags = _p._combine_flags(flags, node.added_flags, node.removed_flags)
         if len(node.options) == 1:
             return _build(nfa, node.options[0], flags)
-        a, b = nfa.new_node(), nfa.new_node()
-        for option in node.options:
-            x, y = _build(nfa, option, flags)
-            nfa.eps[a].append(x)
-            nfa.eps[y].append(b)
-        return a, b
+        return nfa.union(_build(nfa, option, flags) for option in node.options)
     if isinstance(node, _p._Concatenation):
-        if not node.parts:
-            return nfa.empty()
-        first = cur = None
-        for part in node.parts:
-            x, y = _build(nfa, part, flags)
-            if first is None:
-                first = x
-            else:
-                nfa.eps[cur].append(x)
-            cur = y
-        return first, cur
+        return nfa.sequence(_build(nfa, part, flags) for part in node.parts)
     if isinstance(node, _p._Repeated):
-        copies = _copies(nfa, node.base, flags, node.min + (1 if node.max is None
-                                                             else node.max - node.min))
-        a = cur = nfa.new_node()
-        for x, y in copies[:node.min]:
-            nfa.eps[cur].append(x)
-            cur = y
-        if node.max is None:
-            x, y = copies[-1]
-            loop = nfa.new_node()
-            nfa.eps[cur].append(loop)
-            nfa.eps[loop].append(x)
-            nfa.eps[y].append(loop)
-            return a, loop
-        end = nfa.new_node()
-        nfa.eps[cur].append(end)
-        for x, y in copies[node.min:]:
-            nfa.eps[cur].append(x)
-            nfa.eps[y].append(end)
-            cur = y
-        return a, end
+        return nfa.repeat(lambda: _build(nfa, node.base, flags), node.min, node.max)
     if isinstance(node, _p._CharGroup):
         # repeats rebuild the same group many times: convert its (maybe huge) set once; a
         # small set is kept process-wide by content (JSON string classes recur in every schema)
@@ -149,21 +181,6 @@ def _build(nfa: ByteNFA, node, flags) -> tuple[int, int]:
     if isinstance(node, _p._NonCapturing):
         raise RegexError("unsupported regex construct: a lookaround", position=0)
     raise RegexError(f"unsupported regex construct: {type(node).__name__}", position=0)
-
-
-def _copies(nfa: ByteNFA, base, flags, count: int) -> list[tuple[int, int]]:
-    """``count`` separate fragments of ``base``: built once, then copied node for node (a
-    counted repeat would otherwise read the same subtree ``count`` times)."""
-    if count == 0:
-        return []
-    first = len(nfa.eps)
-    x, y = _build(nfa, base, flags)
-    end = len(nfa.eps)
-    out = [(x, y)]
-    for _ in range(count - 1):
-        off = nfa.clone(first, end)
-        out.append((x + off, y + off))
-    return out
 
 
 def parse_to_nfa(text: str, max_nodes: int) -> ByteNFA:

@@ -6,7 +6,8 @@ neither inline flags reliably nor ``\\u`` escapes, so patterns are rewritten her
 expanded into the pattern (``i`` becomes explicit case alternatives, ``s`` turns ``.`` into
 ``[\\s\\S]``, ``x`` drops layout), escapes become literal characters, and anything without a
 regular meaning (anchors, lookaround, backreferences, word boundaries) is refused with an error
-naming the terminal. The result is checked with ``interegular.parse_pattern``.
+naming the terminal. The result is checked by the regex layer's quick reading, or else (and
+for lazy quantifiers) with ``interegular.parse_pattern``.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from functools import lru_cache
 
 import interegular
 
+from ..automata.python_regex_nfa import quick_readable
 from ..automata.utf8 import merge_ranges
 from ..errors import GrammarError
 
@@ -54,6 +56,8 @@ def to_interegular(pattern: str, flags: str | frozenset[str] | tuple = "", *, na
         out = translator.translate()
     except _Fail as e:
         raise GrammarError(f"terminal {name}: {e} in pattern {pattern!r}") from None
+    if quick_readable(out) and not translator.lazy:
+        return out
     try:
         parsed = interegular.parse_pattern(out)
     except Exception as e:  # interegular raises several types

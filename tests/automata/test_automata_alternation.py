@@ -159,7 +159,7 @@ def test_random_texts_split_or_not_give_what_reading_the_whole_pattern_gives():
 
 
 def test_a_union_of_alternatives_the_builders_read_is_read():
-    # "\é" is a literal é to Python; the general reader refuses it, the literal builder not
+    # "\é" is a literal é to Python; the full reader refuses it, the literal builder not
     with pytest.raises(RegexError):
-        byte_dfa._build_general("a|\\é", 100)
+        byte_dfa._full_reader_nfa("a|\\é", 6400)
     _agrees_with_re("a|\\é")
