@@ -81,7 +81,7 @@ def _convert_limited(schema, options: SchemaOptions, text: str | None = None) ->
         except RecursionError:
             pass
         # the failed attempt left a deep, cyclic object graph; the collector is paused
-        gc.collect()
+        gc.collect(0)    # made during the pause: all of it is in the youngest generation
         deadline = copy_context()     # the deep-stack thread keeps the time limit
         try:
             return call_with_deep_stack(lambda: deadline.run(_convert, schema, options, text))
