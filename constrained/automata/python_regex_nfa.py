@@ -82,8 +82,7 @@ def _parse(pattern: str) -> tuple[list, bool] | None:
         return None
     if tree.state.flags & _FULL_READER_FLAGS:
         return None
-    items = _without_anchors(list(tree.data))
-    return None if items is None else (items, bool(tree.state.flags & re.DOTALL))
+    return _without_anchors(list(tree.data)), bool(tree.state.flags & re.DOTALL)
 
 
 def _check(items) -> None:
@@ -112,27 +111,15 @@ def _trimmed(items: list) -> list:
     return items[start:end]
 
 
-def _without_anchors(items: list) -> list | None:
+def _without_anchors(items: list) -> list:
     """The top-level items with the anchors a full match ignores removed (also at the ends
-    of the alternatives of a top-level alternation); None if any other anchor remains."""
+    of the alternatives of a top-level alternation). Any other anchor stays: the reading
+    gives up when it meets one."""
     items = _trimmed(items)
     if len(items) == 1 and items[0][0] is C.BRANCH:
         alternatives = [P.SubPattern(None, _trimmed(list(alt.data))) for alt in items[0][1][1]]
         items = [(C.BRANCH, (None, alternatives))]
-    return None if _has_anchor(items) else items
-
-
-def _has_anchor(items) -> bool:
-    for op, av in items:
-        if op is C.AT:
-            return True
-        if op is C.BRANCH and any(_has_anchor(alt.data) for alt in av[1]):
-            return True
-        if op is C.SUBPATTERN and _has_anchor(av[3].data):
-            return True
-        if (op is C.MAX_REPEAT or op is C.MIN_REPEAT) and _has_anchor(av[2].data):
-            return True
-    return False
+    return items
 
 
 def _sequence(nfa: ByteNFA, items, dotall: bool) -> tuple[int, int]:
