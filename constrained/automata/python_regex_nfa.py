@@ -15,6 +15,7 @@ newline unless the ``s`` flag is set, and code points become UTF-8 byte-range se
 from __future__ import annotations
 
 import re
+import warnings
 
 try:
     import re._constants as C  # type: ignore[import-not-found]
@@ -77,7 +78,9 @@ def _parse(pattern: str) -> tuple[list, bool] | None:
     """The top-level items without the anchors a full match ignores, and whether ``.``
     matches a newline there; None when only the full reader can read the pattern."""
     try:
-        tree = P.parse(pattern)
+        with warnings.catch_warnings():     # e.g. "possible nested set": the meaning is today's
+            warnings.simplefilter("ignore")
+            tree = P.parse(pattern)
     except (re.error, OverflowError, RecursionError):
         return None
     if tree.state.flags & _FULL_READER_FLAGS:
