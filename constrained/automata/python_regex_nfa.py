@@ -26,19 +26,19 @@ except ImportError:                     # Python 3.10
 
 from ..lru import LRUCache
 from .byte_nfa import ByteNFA
-from .utf8 import MAX_CODE_POINT, complement_ranges, normalize_ranges
+from .utf8 import (ASCII_DIGIT, ASCII_WORD, MAX_CODE_POINT, complement_ranges,
+                   normalize_ranges)
 
 _FULL_READER_FLAGS = re.IGNORECASE | re.VERBOSE | re.LOCALE
-_DIGIT = ((0x30, 0x39),)
-_WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 _SPACE = ((0x09, 0x0D), (0x20, 0x20))
-_CATEGORIES = {C.CATEGORY_DIGIT: (_DIGIT, False), C.CATEGORY_NOT_DIGIT: (_DIGIT, True),
-               C.CATEGORY_WORD: (_WORD, False), C.CATEGORY_NOT_WORD: (_WORD, True),
+_CATEGORIES = {C.CATEGORY_DIGIT: (ASCII_DIGIT, False), C.CATEGORY_NOT_DIGIT: (ASCII_DIGIT, True),
+               C.CATEGORY_WORD: (ASCII_WORD, False), C.CATEGORY_NOT_WORD: (ASCII_WORD, True),
                C.CATEGORY_SPACE: (_SPACE, False), C.CATEGORY_NOT_SPACE: (_SPACE, True)}
 _STARTS = (C.AT_BEGINNING, C.AT_BEGINNING_STRING)
 _ENDS = (C.AT_END, C.AT_END_STRING)
 _SETS = LRUCache(4096)      # a class's items -> code point ranges (classes recur in schemas)
 _EVERYTHING = [(0, MAX_CODE_POINT)]
+_NOT_NEWLINE = complement_ranges([(10, 10)])
 
 
 class _FullReader(Exception):
@@ -139,7 +139,7 @@ def _item(nfa: ByteNFA, op, av, dotall: bool) -> tuple[int, int]:
     if op is C.NOT_LITERAL:
         return nfa.char_set(complement_ranges([(av, av)]))
     if op is C.ANY:
-        return nfa.char_set(_EVERYTHING if dotall else complement_ranges([(10, 10)]))
+        return nfa.char_set(_EVERYTHING if dotall else _NOT_NEWLINE)
     if op is C.SUBPATTERN:
         _group, on, off, sub = av
         if (on | off) & _FULL_READER_FLAGS:

@@ -17,6 +17,10 @@ _LENGTH_LIMITS = (0x7F, 0x7FF, 0xFFFF, MAX_CODE_POINT)
 
 ByteSeq = tuple[tuple[int, int], ...]
 
+# the code points of ``\d`` and ``\w`` where they are ASCII (Python's ASCII mode, ECMA-262)
+ASCII_DIGIT = ((0x30, 0x39),)
+ASCII_WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
+
 
 def merge_ranges(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted, merged, non-overlapping inclusive ranges (empty ones dropped)."""

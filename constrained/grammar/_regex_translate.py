@@ -56,7 +56,7 @@ def to_interegular(pattern: str, flags: str | frozenset[str] | tuple = "", *, na
         out = translator.translate()
     except _Fail as e:
         raise GrammarError(f"terminal {name}: {e} in pattern {pattern!r}") from None
-    if quick_readable(out) and not translator.lazy:
+    if not translator.lazy and quick_readable(out):
         return out
     try:
         parsed = interegular.parse_pattern(out)

@@ -13,16 +13,15 @@ from functools import lru_cache
 import re._constants as C  # type: ignore[import-not-found]
 import re._parser as P  # type: ignore[import-not-found]
 
+from ...automata.utf8 import ASCII_DIGIT, ASCII_WORD
 from . import chars
 
-_DIGIT = ((0x30, 0x39),)
-_WORD = ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A))
 _SPACE = ((0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
           (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
           (0xFEFF, 0xFEFF))
 _NEWLINES = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
-_CATEGORIES = {C.CATEGORY_DIGIT: (_DIGIT, False), C.CATEGORY_NOT_DIGIT: (_DIGIT, True),
-               C.CATEGORY_WORD: (_WORD, False), C.CATEGORY_NOT_WORD: (_WORD, True),
+_CATEGORIES = {C.CATEGORY_DIGIT: (ASCII_DIGIT, False), C.CATEGORY_NOT_DIGIT: (ASCII_DIGIT, True),
+               C.CATEGORY_WORD: (ASCII_WORD, False), C.CATEGORY_NOT_WORD: (ASCII_WORD, True),
                C.CATEGORY_SPACE: (_SPACE, False), C.CATEGORY_NOT_SPACE: (_SPACE, True)}
 
 
