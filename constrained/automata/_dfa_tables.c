@@ -9,7 +9,8 @@
  * completes the table), then the classes reachable from the initial state numbered in
  * breadth-first order, bytes in ascending order: the canonical numbering, so equal languages
  * give equal tables; their rows are written renumbered into the caller's table. O(m n log n)
- * for n states and m byte classes.
+ * for n states and m byte classes. number_table is that numbering alone, for tables whose
+ * states are pairwise inequivalent by construction.
  *
  * pair_product: the reachable pairs of two tables' states (a language difference or
  * intersection is then a choice of accepting pairs).
@@ -413,60 +414,42 @@ done:
     return nb;
 }
 
-static PyObject *minimize_table(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *objs[5];      /* transitions, accepting; then ids, reps, out (written) */
-    int initial;
-    if (!PyArg_ParseTuple(args, "OOiOOO", &objs[0], &objs[1], &initial, &objs[2], &objs[3],
-                          &objs[4]))
-        return NULL;
-    Py_buffer v[5];
-    if (get_buffers(objs, v, 5, 2) < 0) return NULL;
-    Py_buffer vt = v[0], va = v[1], vi = v[2], vr = v[3], vo = v[4];
-    PyObject *result = NULL;
-    Py_ssize_t n = vt.len / (4 * 256);
-    if (vt.itemsize != 4 || vt.len % (4 * 256) || va.itemsize != 1 || va.len != n
-        || vi.itemsize != 4 || vi.len != 4 * n || vr.itemsize != 4 || vr.len != 4 * n
-        || vo.itemsize != 4 || vo.len != vt.len || initial < 0 || initial >= n) {
-        PyErr_SetString(PyExc_ValueError, "minimize_table: expected int32[n, 256], bool[n], "
-                        "0 <= initial < n, int32[n], int32[n], int32[n, 256]");
-        goto out;
-    }
-    const int32_t *t = vt.buf;
-    if (leads_outside(t, n, "minimize_table")) goto out;
-    int32_t cls[256];
-    int rb[256];
-    int m = classes_of(t, n, cls, rb);
-    int32_t *blk = malloc(sizeof(int32_t) * (n + 1));
-    if (!blk) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    Py_ssize_t nb = refine(t, va.buf, n, m, rb, blk);
-    if (nb < 0) {
-        free(blk);
-        PyErr_NoMemory();
-        goto out;
-    }
-    /* number the blocks reachable from the initial state's, breadth-first, bytes ascending */
+/* Numbers the blocks reachable from the initial state's (blk[s] is state s's block, blk[n]
+ * the sink's, nb blocks), breadth-first, bytes ascending (the m classes with first bytes rb):
+ * ids[s] gets state s's number (-1: dead), reps[i] a state of number i, out[i] that state's row
+ * renumbered. Returns the count k, or -1 when out of memory. */
+static Py_ssize_t number_blocks(const int32_t *t, Py_ssize_t n, int m, const int *rb,
+                                const int32_t *blk, Py_ssize_t nb, int initial, int32_t *ids,
+                                int32_t *reps, int32_t *o) {
     int32_t *number = malloc(sizeof(int32_t) * nb), *order = malloc(sizeof(int32_t) * nb);
     int32_t *rep = malloc(sizeof(int32_t) * nb);
     if (!number || !order || !rep) {
-        free(blk); free(number); free(order); free(rep);
-        PyErr_NoMemory();
-        goto out;
+        free(number); free(order); free(rep);
+        return -1;
     }
     for (Py_ssize_t b = 0; b < nb; b++) number[b] = -1;
     for (Py_ssize_t s = n - 1; s >= 0; s--) rep[blk[s]] = (int32_t)s;
-    int32_t sink = blk[n], *ids = vi.buf, *reps = vr.buf;
+    int32_t sink = blk[n];
     Py_ssize_t k = 0;
     if (blk[initial] != sink) {
         order[k] = blk[initial];
         number[blk[initial]] = (int32_t)k++;
         for (Py_ssize_t i = 0; i < k; i++) {
             const int32_t *row = t + (Py_ssize_t)rep[order[i]] * 256;
+            int32_t prev = -1;      /* rows are mostly runs of one target */
             for (int c = 0; c < m; c++) {
-                int32_t q = row[rb[c]];
+                if (m == 256 && (c & 7) == 0) {
+                    /* every byte its own class: eight bytes of the run at once */
+                    int same = 1;
+                    for (int j = 0; j < 8; j++) same &= row[c + j] == prev;
+                    if (same) {
+                        c += 7;
+                        continue;
+                    }
+                }
+                int32_t q = row[m == 256 ? c : rb[c]];
+                if (q == prev) continue;
+                prev = q;
                 if (q < 0) continue;
                 int32_t b = blk[q];
                 if (b != sink && number[b] < 0) {
@@ -476,23 +459,97 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
             }
         }
     }
-    for (Py_ssize_t s = 0; s < n; s++) ids[s] = blk[s] == sink ? -1 : number[blk[s]];
+    /* number[-1] reads -1 for a dead transition: the renumbering below has no branch */
+    int32_t *shifted = malloc(sizeof(int32_t) * (n + 1));
+    if (!shifted) {
+        free(number); free(order); free(rep);
+        return -1;
+    }
+    shifted[0] = -1;
+    for (Py_ssize_t s = 0; s < n; s++)
+        ids[s] = shifted[s + 1] = blk[s] == sink ? -1 : number[blk[s]];
     for (Py_ssize_t i = 0; i < k; i++) reps[i] = rep[order[i]];
-    /* row i of the minimal table: state reps[i]'s row, targets renumbered */
-    int32_t *o = vo.buf;
+    /* row i of the numbered table: state reps[i]'s row, targets renumbered */
     for (Py_ssize_t i = 0; i < k; i++) {
         const int32_t *row = t + (Py_ssize_t)reps[i] * 256;
-        for (int b = 0; b < 256; b++)
-            o[i * 256 + b] = row[b] < 0 ? -1 : ids[row[b]];
+        for (int b = 0; b < 256; b++) o[i * 256 + b] = shifted[row[b] + 1];
     }
-    free(blk); free(number); free(order); free(rep);
-    result = PyLong_FromSsize_t(k);
-out:
-    PyBuffer_Release(&vt);
-    PyBuffer_Release(&va);
-    PyBuffer_Release(&vi);
-    PyBuffer_Release(&vr);
-    PyBuffer_Release(&vo);
+    free(number); free(order); free(rep); free(shifted);
+    return k;
+}
+
+/* The arguments of minimize_table and number_table, checked; returns the table's row count,
+ * or -1 with an exception set. */
+static Py_ssize_t table_args(PyObject *args, const char *name, PyObject **objs, Py_buffer *v,
+                             int *initial) {
+    if (!PyArg_ParseTuple(args, "OOiOOO", &objs[0], &objs[1], initial, &objs[2], &objs[3],
+                          &objs[4]))
+        return -1;
+    if (get_buffers(objs, v, 5, 2) < 0) return -1;
+    Py_ssize_t n = v[0].len / (4 * 256);
+    if (v[0].itemsize != 4 || v[0].len % (4 * 256) || v[1].itemsize != 1 || v[1].len != n
+        || v[2].itemsize != 4 || v[2].len != 4 * n || v[3].itemsize != 4 || v[3].len != 4 * n
+        || v[4].itemsize != 4 || v[4].len != v[0].len || *initial < 0 || *initial >= n) {
+        PyErr_Format(PyExc_ValueError, "%s: expected int32[n, 256], bool[n], 0 <= initial < n, "
+                     "int32[n], int32[n], int32[n, 256]", name);
+    } else if (!leads_outside(v[0].buf, n, name)) {
+        return n;
+    }
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&v[i]);
+    return -1;
+}
+
+static PyObject *minimize_table(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *objs[5];      /* transitions, accepting; then ids, reps, out (written) */
+    Py_buffer v[5];
+    int initial;
+    Py_ssize_t n = table_args(args, "minimize_table", objs, v, &initial);
+    if (n < 0) return NULL;
+    PyObject *result = NULL;
+    const int32_t *t = v[0].buf;
+    int32_t cls[256];
+    int rb[256];
+    int m = classes_of(t, n, cls, rb);
+    int32_t *blk = malloc(sizeof(int32_t) * (n + 1));
+    Py_ssize_t nb = blk ? refine(t, v[1].buf, n, m, rb, blk) : -1;
+    Py_ssize_t k = nb < 0 ? -1 : number_blocks(t, n, m, rb, blk, nb, initial, v[2].buf,
+                                               v[3].buf, v[4].buf);
+    free(blk);
+    if (k < 0)
+        PyErr_NoMemory();
+    else
+        result = PyLong_FromSsize_t(k);
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&v[i]);
+    return result;
+}
+
+/* number_table: minimize_table's numbering of a table whose states are pairwise
+ * inequivalent already (no refinement: only the states reachable from the initial state,
+ * renumbered breadth-first, bytes ascending). */
+static PyObject *number_table(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *objs[5];
+    Py_buffer v[5];
+    int initial;
+    Py_ssize_t n = table_args(args, "number_table", objs, v, &initial);
+    if (n < 0) return NULL;
+    PyObject *result = NULL;
+    int rb[256];
+    for (int b = 0; b < 256; b++) rb[b] = b;
+    int32_t *blk = malloc(sizeof(int32_t) * (n + 1));
+    Py_ssize_t k = -1;
+    if (blk) {
+        for (Py_ssize_t s = 0; s <= n; s++) blk[s] = (int32_t)s;
+        k = number_blocks(v[0].buf, n, 256, rb, blk, n + 1, initial, v[2].buf, v[3].buf,
+                          v[4].buf);
+    }
+    free(blk);
+    if (k < 0)
+        PyErr_NoMemory();
+    else
+        result = PyLong_FromSsize_t(k);
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&v[i]);
     return result;
 }
 
@@ -657,6 +714,9 @@ static PyMethodDef methods[] = {
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "
      "reps int32[n], out int32[n, 256]) -> k: ids[s] is state s's number in the minimal DFA "
      "(-1: dead), reps[:k] a state of each number, out[:k] the minimal table"},
+    {"number_table", number_table, METH_VARARGS,
+     "number_table(transitions, accepting, initial, ids, reps, out) -> k: minimize_table's "
+     "output for a table with no two equivalent states (numbering only)"},
     {"pair_product", pair_product, METH_VARARGS,
      "pair_product(a int32[na, 256], b int32[nb, 256], a0, b0, max_states) -> (transitions "
      "bytes of int32[k, 256], pairs bytes of int32[k, 2]) of the pairs reachable from (a0, b0) "

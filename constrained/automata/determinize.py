@@ -6,7 +6,7 @@ import numpy as np
 
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
-from ._dfa_tables import column_classes, minimize_table
+from ._dfa_tables import column_classes, minimize_table, number_table
 from ._subsets import subset_construction
 from .byte_nfa import ByteNFA
 
@@ -135,6 +135,17 @@ def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     bytes ascending): Hopcroft's refinement in C (``_dfa_tables.minimize_table``). States that
     cannot reach acceptance become dead transitions; an empty language has no states and
     initial -1."""
+    return _canonical(minimize_table, trans, accepting, initial)
+
+
+def number_canonically(trans: np.ndarray, accepting: np.ndarray, initial: int):
+    """``minimize``'s result for a table built minimal (no two states equivalent, every state
+    reaching acceptance): its states reachable from ``initial`` numbered canonically, without
+    the refinement's cost."""
+    return _canonical(number_table, trans, accepting, initial)
+
+
+def _canonical(kernel, trans: np.ndarray, accepting: np.ndarray, initial: int):
     n = len(accepting)
     if n == 0:
         return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
@@ -143,7 +154,7 @@ def minimize(trans: np.ndarray, accepting: np.ndarray, initial: int):
     ids = np.empty(n, dtype=np.int32)
     reps = np.empty(n, dtype=np.int32)
     out = np.empty((n, 256), dtype=np.int32)
-    k = minimize_table(table, acc.view(np.uint8), int(initial), ids, reps, out)
+    k = kernel(table, acc.view(np.uint8), int(initial), ids, reps, out)
     if k == 0:
         return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
     return (out if k == n else out[:k].copy()), acc[reps[:k]], 0

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from .determinize import minimize
+from .determinize import number_canonically
 
 _CHAR = r"(?:\\[^A-Za-z0-9]|[^\\\[\]()*+?{}|.^$])"
 _ALTERNATIVES = re.compile(rf"{_CHAR}+(?:\|{_CHAR}+)*", re.S)
@@ -54,26 +54,45 @@ def literals_dfa(words: list[bytes], max_states: int):
         acc = np.zeros(len(w) + 1, dtype=bool)
         acc[-1] = True
         return trans, acc, 0
-    trie = byte_trie(words, max_states)
-    return None if trie is None else minimize(*trie, 0)
-
-
-def byte_trie(words, max_states: int | None = None):
-    """(transitions int32[n, 256], final bool[n]) of the trie of byte strings ``words`` (state
-    0 the root, -1 no edge), or None past ``max_states`` states."""
-    edges = trie_edges(words, max_states)
-    if edges is None:
+    classes = trie_classes(words, max_states)
+    if classes is None:
         return None
-    src, byte, final = edges
+    src, byte, dst, final, root = classes
     trans = np.full((len(final), 256), -1, dtype=np.int32)
-    trans[src, byte] = np.arange(1, len(final), dtype=np.int32)
-    return trans, final
+    trans[src, byte] = dst
+    return number_canonically(trans, final, root)
 
 
-def trie_edges(words, max_states: int | None = None):
-    """The trie of byte strings ``words`` as edge lists: (parent, byte) of every node but the
-    root (node i + 1 for entry i) and whether each node ends a word (bool[n]); None past
-    ``max_states`` nodes."""
+def trie_classes(words, max_states: int | None = None):
+    """The minimal DFA of the trie of byte strings ``words``, unnumbered: its edges as arrays
+    (source state, byte, target state), whether each state ends a word, and the root's state;
+    None past ``max_states`` trie nodes. The states are the trie nodes merged by the texts that
+    follow them (equal subtries), found bottom-up: for a finite language that is
+    minimization, at the cost of one pass over the trie."""
+    built = _trie(words, max_states)
+    if built is None:
+        return None
+    children, src, byte, final = built
+    cls = [0] * len(children)
+    sigs: dict = {}
+    for v in range(len(children) - 1, -1, -1):     # children come after their parents
+        kids = children[v]
+        if len(kids) == 1:      # most nodes of a trie of names: a chain
+            for b, c in kids.items():
+                sig = (final[v], b, cls[c])
+        elif kids:
+            sig = (final[v],) + tuple(sorted([(b, cls[c]) for b, c in kids.items()]))
+        else:
+            sig = final[v]
+        cls[v] = sigs.setdefault(sig, len(sigs))
+    cls_arr = np.array(cls, dtype=np.int32)
+    class_final = np.zeros(len(sigs), dtype=bool)
+    class_final[cls_arr] = final
+    return cls_arr[src], np.array(byte, dtype=np.int64), cls_arr[1:], class_final, cls[0]
+
+
+def _trie(words, max_states: int | None):
+    """(children dicts, parents, bytes, final flags) of the trie; node i + 1 is entry i."""
     children: list[dict[int, int]] = [{}]
     final = [False]
     src: list[int] = []
@@ -92,4 +111,4 @@ def trie_edges(words, max_states: int | None = None):
                 byte.append(b)
             node = nxt
         final[node] = True
-    return src, byte, np.array(final)
+    return children, src, byte, final

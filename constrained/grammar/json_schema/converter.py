@@ -13,7 +13,7 @@ from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
 from .chars import ANY_CHAR, literal_string
 from .formats import format_body
-from .json_equality import enum_contains, json_equal
+from .json_equality import enum_contains
 from .layout import Layout
 from .long_strings import chunked_string
 from .merge import ANNOTATIONS, for_validator, merge, type_set
@@ -23,6 +23,7 @@ from .objects import drop_unwritable_members, object_piece
 from . import algebra, scalar_not, unevaluated
 from .oneof import disjoint
 from .options import SchemaOptions
+from .quick_validity import quick_validity
 from .refs import DEFAULT_BASE, SchemaIndex
 from .scalar_not import holds_for_all, number_exclusions, string_exclusions
 from .strings import string_language
@@ -73,7 +74,7 @@ class Converter:
 
     def validates(self, instance, schema) -> bool:
         """Whether ``instance`` is valid under ``schema`` (refs resolve against the root)."""
-        simple = _simple_check(instance, schema)
+        simple = quick_validity(instance, schema)
         if simple is not None:
             return simple
         entry = self._validators.get(id(schema))
@@ -420,36 +421,6 @@ class Converter:
 
 def _constraint_keys(s: dict):
     return [k for k in s if k not in ANNOTATIONS and k != "$ref"]
-
-
-_JSON_TYPES = {"null": lambda v: v is None, "boolean": lambda v: isinstance(v, bool),
-               "string": lambda v: isinstance(v, str), "array": lambda v: isinstance(v, list),
-               "object": lambda v: isinstance(v, dict),
-               "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-               "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-               or isinstance(v, float) and v.is_integer()}
-
-
-def _simple_check(instance, schema) -> bool | None:
-    """Validity under a schema of only enum/const/type and annotations, decided without the
-    jsonschema package (None: the schema says more; ask the validator)."""
-    if schema is True:
-        return True
-    if not isinstance(schema, dict) or any(k not in ANNOTATIONS and k not in ("enum", "const",
-                                                                                "type")
-                                           for k in schema):
-        return None
-    types = schema.get("type")
-    if types is not None:
-        names = types if isinstance(types, list) else [types]
-        if not any(_JSON_TYPES.get(t, lambda v: False)(instance) for t in names):
-            return False
-    if "const" in schema and not json_equal(instance, schema["const"]):
-        return False
-    if "enum" in schema and not (isinstance(schema["enum"], list)
-                                 and enum_contains(schema["enum"], instance)):
-        return False
-    return True
 
 
 @lru_cache(maxsize=1)

@@ -12,8 +12,9 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
-from ...automata.determinize import minimize
-from ...automata.literal_dfa import trie_edges
+from ...automata._dfa_tables import minimize_table
+from ...automata.determinize import number_canonically
+from ...automata.literal_dfa import trie_classes
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 
@@ -53,54 +54,67 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
 
 @lru_cache(maxsize=1024)
 def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
-    """Shared by every schema with the same names: a ByteDFA is never modified."""
-    rows, acc, template = _key_except_parts()
-    # states: the fixed ones (tail, escaped, final quote), the one before the opening quote,
-    # then the trie of the names
-    fixed = len(acc)
-    start = fixed + 1
-    src, byte, is_name = trie_edges([n.encode("ascii") for n in names])
-    n_trie = len(is_name)
-    trans = np.empty((start + n_trie, 256), dtype=np.int32)
-    trans[:fixed] = rows
-    trans[fixed] = -1
-    trans[fixed, ord('"')] = start
-    trans[start:] = template
-    trans[np.asarray(src, dtype=np.int64) + start, byte] = np.arange(start + 1, start + n_trie,
-                                                                     dtype=np.int32)
-    trans[np.flatnonzero(~is_name) + start, ord('"')] = fixed - 1
-    accepting = np.zeros(start + n_trie, dtype=bool)
-    accepting[:fixed] = acc
-    # every state reaches the final quote (through the tail), so nothing needs trimming
-    return ByteDFA(*minimize(trans, accepting, fixed), pattern)
+    """Shared by every schema with the same names: a ByteDFA is never modified. Built minimal
+    (the fixed states merged once, the trie's nodes merged by the names that follow them),
+    so only the canonical numbering remains to do."""
+    rows, acc, template, final = _key_except_parts()
+    # states: the fixed ones (tail, escaped tail, final quote), the one before the opening
+    # quote, then the trie's states
+    start = len(acc)
+    src, byte, dst, is_name, root = trie_classes([n.encode("ascii") for n in names])
+    first = start + 1
+    trans = np.empty((first + len(is_name), 256), dtype=np.int32)
+    trans[:start] = rows
+    trans[start] = -1
+    trans[start, ord('"')] = first + root
+    trans[first:] = template
+    trans[src + first, byte] = dst + first
+    trans[np.flatnonzero(~is_name) + first, ord('"')] = final
+    accepting = np.zeros(len(trans), dtype=bool)
+    accepting[:start] = acc
+    # no trie state equals a fixed one: each has a name after it (a text the tail accepts)
+    return ByteDFA(*number_canonically(trans, accepting, start), pattern)
 
 
 @lru_cache(maxsize=1)
-def _key_except_parts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The fixed states of every key-except automaton: the rows and accepting flags of the
-    tail (any key text, then the quote), of the escaped tail and of the final quote; and the
+def _key_except_parts() -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The fixed states of every key-except automaton, minimal: the rows and accepting flags of
+    the tail (any key text, then the quote), of the escaped tail and of the final quote; the
     row of a trie node before its trie edges and its quote (printable characters leave the
-    trie into the tail, escapes and characters past ASCII into the escaped tail)."""
+    trie into the tail, escapes and characters past ASCII into the escaped tail); and the final
+    quote's state."""
     tail = regex_to_byte_dfa(ANY_CHAR + '*"')
     escaped = regex_to_byte_dfa("(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + '*"')
     off_esc = tail.n_states
     final = off_esc + escaped.n_states
-    rows = np.full((final + 1, 256), -1, dtype=np.int32)
-    acc = np.zeros(final + 1, dtype=bool)
+    entry = final + 1       # leads to every state the trie's rows lead to (then dropped)
+    rows = np.full((entry + 1, 256), -1, dtype=np.int32)
+    acc = np.zeros(entry + 1, dtype=bool)
     for dfa, off in ((tail, 0), (escaped, off_esc)):
         rows[off:off + dfa.n_states] = np.where(dfa.transitions >= 0, dfa.transitions + off, -1)
         acc[off:off + dfa.n_states] = dfa.accepting
     acc[final] = True
-    template = np.full(256, -1, dtype=np.int32)
     printable = np.zeros(256, dtype=bool)
     printable[0x20:0x7F] = True
     printable[[ord('"'), ord("\\")]] = False
-    template[printable] = tail.initial
     esc_row = escaped.transitions[escaped.initial]
+    template = np.full(256, -1, dtype=np.int32)
+    template[printable] = tail.initial
     template[esc_row >= 0] = esc_row[esc_row >= 0] + off_esc
-    for a in (rows, acc, template):
+    targets = sorted(set(template[template >= 0].tolist()) | {final})
+    rows[entry, :len(targets)] = targets
+    # the escaped tail ends in the plain tail: minimizing merges them
+    ids = np.empty(entry + 1, dtype=np.int32)
+    reps = np.empty(entry + 1, dtype=np.int32)
+    out = np.empty((entry + 1, 256), dtype=np.int32)
+    k = minimize_table(rows, acc.view(np.uint8), entry, ids, reps, out)
+    assert ids[entry] == 0, "nothing leads back to the entry state"
+    fixed = np.where(out[1:k] > 0, out[1:k] - 1, -1)
+    fixed_acc = acc[reps[1:k]]
+    template = np.where(template >= 0, ids[template] - 1, -1).astype(np.int32)
+    for a in (fixed, fixed_acc, template):
         a.setflags(write=False)
-    return rows, acc, template
+    return fixed, fixed_acc, template, int(ids[final]) - 1
 
 
 def _trie(names) -> dict:
