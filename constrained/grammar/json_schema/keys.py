@@ -30,7 +30,12 @@ _ESC_REST = ('(?:["\\\\bfnrt]|u(?:00[01][0-9a-fA-F]|007[fF]|00[89a-fA-F][0-9a-fA
 
 def key_except(names) -> str:
     """Regex of JSON strings whose decoded value is none of ``names`` (exact for json.dumps)."""
-    names = list(names)
+    return _key_except(tuple(names))
+
+
+@lru_cache(maxsize=1024)
+def _key_except(names: tuple[str, ...]) -> str:
+    """Shared by the objects (of one schema or many) that declare the same names."""
     if _plain_ascii(names):
         return _ascii_key_except(names)
     return _general_key_except(names)
@@ -148,7 +153,13 @@ def _trie_parts(node: dict) -> tuple[str, str, str | None]:
     """Three regexes of the trie below ``node``, built in one pass: its paths followed by a
     printable character that leaves the trie; any of its paths (possibly empty); its paths
     ending at a node that is not a declared name (None when there are none and ``node``
-    is a name)."""
+    is a name). A chain of nodes with one child and no name ending (most of a name's
+    characters) is written in one step, not a call per character."""
+    chain = []
+    while None not in node and len(node) == 1:
+        (c, below), = node.items()
+        chain.append(c)
+        node = below
     children = sorted(c for c in node if c is not None)
     diverge = [_printable_except(tuple(children))]
     paths = []
@@ -166,6 +177,17 @@ def _trie_parts(node: dict) -> tuple[str, str, str | None]:
         e = "(?:" + "|".join(ends) + ")" if ends else None
     else:
         e = "(?:" + "|".join(ends) + ")?" if ends else ""
+    if not chain:
+        return d, p, e
+    # each chain node: diverge (?:[other]|c<below>), paths (?:c<below>)?, ends (?:c<below>)?
+    lits = [_lit(c) for c in chain]
+    k = len(chain)
+    d = "".join(["(?:" + _printable_except((c,)) + "|" + lit for c, lit in zip(chain, lits)]
+                + [d, ")" * k])
+    p = "".join(["(?:" + lit for lit in lits] + [p, ")?" * k])
+    if e is None:       # the innermost chain node has no ending below; the others have it
+        lits, e, k = lits[:-1], "", k - 1
+    e = "".join(["(?:" + lit for lit in lits] + [e, ")?" * k])
     return d, p, e
 
 
