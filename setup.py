@@ -2,7 +2,7 @@
 pyproject.toml."""
 from setuptools import Extension, setup
 
-_MODULES = ("_gc_untrack", "vocabulary._token_bytes", "automata._dfa_tables", "automata._subsets", "cfg._walks", "cfg._product", "cfg._earley", "cfg._assemble")
+_MODULES = ("_gc_untrack", "vocabulary._token_bytes", "automata._dfa_tables", "automata._subsets", "automata._tries", "cfg._walks", "cfg._product", "cfg._earley", "cfg._assemble")
 
 setup(ext_modules=[Extension(f"constrained.{name}", [f"constrained/{name.replace('.', '/')}.c"],
                              extra_compile_args=["-O3"])

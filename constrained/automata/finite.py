@@ -9,7 +9,11 @@ from .byte_dfa import ByteDFA
 
 def dfa_is_finite(dfa: ByteDFA) -> bool:
     """Whether a trimmed DFA accepts finitely many texts (it has no cycle)."""
-    return not reaches_cycle(dfa.transitions, dfa.initial, {})
+    if dfa.initial < 0:
+        return True
+    reach = np.zeros(dfa.n_states, dtype=np.uint8)
+    cycle_reach(np.ascontiguousarray(dfa.transitions, dtype=np.int32), reach)
+    return not reach[dfa.initial]
 
 
 def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:

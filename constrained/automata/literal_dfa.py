@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from ._tries import minimal_trie
 from .determinize import number_canonically
 
 _CHAR = r"(?:\\[^A-Za-z0-9]|[^\\\[\]()*+?{}|.^$])"
@@ -64,51 +65,19 @@ def literals_dfa(words: list[bytes], max_states: int):
 
 
 def trie_classes(words, max_states: int | None = None):
-    """The minimal DFA of the trie of byte strings ``words``, unnumbered: its edges as arrays
-    (source state, byte, target state), whether each state ends a word, and the root's state;
-    None past ``max_states`` trie nodes. The states are the trie nodes merged by the texts that
-    follow them (equal subtries), found bottom-up: for a finite language that is
-    minimization, at the cost of one pass over the trie."""
-    built = _trie(words, max_states)
+    """The minimal DFA of the trie of byte strings ``words``, unnumbered: its transitions as
+    arrays (source state, byte, target state), whether each state ends a word, and the root's
+    state; None past ``max_states`` trie nodes. The states are the trie's nodes merged by the
+    texts that follow them (in C: ``_tries.minimal_trie``, one pass over the sorted words);
+    for a finite language that is minimization."""
+    built = minimal_trie(sorted(set(words)), _NO_LIMIT if max_states is None else max_states)
     if built is None:
         return None
-    children, src, byte, final = built
-    cls = [0] * len(children)
-    sigs: dict = {}
-    for v in range(len(children) - 1, -1, -1):     # children come after their parents
-        kids = children[v]
-        if len(kids) == 1:      # most nodes of a trie of names: a chain
-            for b, c in kids.items():
-                sig = (final[v], b, cls[c])
-        elif kids:
-            sig = (final[v],) + tuple(sorted([(b, cls[c]) for b, c in kids.items()]))
-        else:
-            sig = final[v]
-        cls[v] = sigs.setdefault(sig, len(sigs))
-    cls_arr = np.array(cls, dtype=np.int32)
-    class_final = np.zeros(len(sigs), dtype=bool)
-    class_final[cls_arr] = final
-    return cls_arr[src], np.array(byte, dtype=np.int64), cls_arr[1:], class_final, cls[0]
+    src, byte, dst, final, root = built
+    return (np.frombuffer(src, dtype=np.int32), np.frombuffer(byte, dtype=np.int32),
+            np.frombuffer(dst, dtype=np.int32), np.frombuffer(final, dtype=np.uint8) != 0, root)
 
 
-def _trie(words, max_states: int | None):
-    """(children dicts, parents, bytes, final flags) of the trie; node i + 1 is entry i."""
-    children: list[dict[int, int]] = [{}]
-    final = [False]
-    src: list[int] = []
-    byte: list[int] = []
-    for w in words:
-        node = 0
-        for b in w:
-            nxt = children[node].get(b)
-            if nxt is None:
-                if max_states is not None and len(children) >= max_states:
-                    return None
-                nxt = children[node][b] = len(children)
-                children.append({})
-                final.append(False)
-                src.append(node)
-                byte.append(b)
-            node = nxt
-        final[node] = True
-    return children, src, byte, final
+_NO_LIMIT = 1 << 62
+
+

@@ -8,7 +8,7 @@ cannot be expressed as one regex and is refused.
 from __future__ import annotations
 
 import json
-from typing import Callable
+from typing import Callable, Iterable
 
 from ...automata.byte_dfa import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
 from ...automata.finite import dfa_is_finite, dfa_texts
@@ -115,14 +115,17 @@ def language_dfa(pattern: str, exclude: tuple[str, ...] = (),
     return regex_difference_dfa(pattern, exclude, base=base) if exclude else base
 
 
-def count_json_strings(dfas: list[ByteDFA], cap: int) -> int | None:
+def count_json_strings(dfas: Iterable[ByteDFA], cap: int) -> int | None:
     """How many distinct values the JSON string texts of these DFAs decode to, at most
     ``cap`` (also when there are too many texts to list); None when one language is
-    infinite."""
-    if not all(dfa_is_finite(d) for d in dfas):
-        return None
-    values: set = set()
+    infinite (the DFAs after it are not drawn from ``dfas``)."""
+    finite = []
     for dfa in dfas:
+        if not dfa_is_finite(dfa):
+            return None
+        finite.append(dfa)
+    values: set = set()
+    for dfa in finite:
         texts = dfa_texts(dfa, cap * 64)
         if texts is None:
             return cap
