@@ -49,3 +49,44 @@ def test_tries_over_the_state_limit_are_left_to_the_general_pipeline():
     assert literals_dfa([b"abc", b"xyz"], 4) is None
     with pytest.raises(LimitExceededError):
         regex_to_byte_dfa("abcdefgh|xyzuvw", max_states=5)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_merged_trie_is_the_minimal_dfa(seed):
+    from constrained.automata.determinize import minimize, number_canonically
+    from constrained.automata.literal_dfa import trie_classes
+    rng = random.Random(seed)
+    for _ in range(100):
+        # shared suffixes (merged states), prefixes of other words, the empty word, duplicates
+        stems = ["".join(rng.choice("abc") for _ in range(rng.randint(0, 4))) for _ in range(3)]
+        words = [(rng.choice(stems) + rng.choice(["", "x", "yx", "\u00e9"])).encode()
+                 for _ in range(rng.randint(1, 8))]
+        src, byte, dst, final, root = trie_classes(words)
+        trans = np.full((len(final), 256), -1, dtype=np.int32)
+        trans[src, byte] = dst
+        got = number_canonically(trans, final, root)
+        # reference: the unmerged trie, minimized by refinement
+        nodes = {b""}
+        for w in words:
+            nodes.update(w[:i] for i in range(1, len(w) + 1))
+        order = sorted(nodes, key=lambda p: (len(p), p))
+        ids = {p: i for i, p in enumerate(order)}
+        raw = np.full((len(order), 256), -1, dtype=np.int32)
+        for p in order[1:]:
+            raw[ids[p[:-1]], p[-1]] = ids[p]
+        want = minimize(raw, np.array([p in set(words) for p in order]), 0)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), words
+        assert len(final) == len(want[1])          # merged exactly to the minimal count
+
+
+def test_minimal_trie_checks_its_input():
+    from constrained.automata._tries import minimal_trie
+    with pytest.raises(ValueError):
+        minimal_trie([b"b", b"a"], 100)
+    with pytest.raises(ValueError):
+        minimal_trie([b"a", b"a"], 100)
+    with pytest.raises(TypeError):
+        minimal_trie(["a"], 100)
+    assert minimal_trie([b"abc", b"abd"], 4) is None
+    assert minimal_trie([b"abc", b"abd"], 5) is not None
+    assert minimal_trie([], 1)[3] == b"\x00"          # the root alone, ending no word

@@ -153,3 +153,24 @@ def test_minimize_table_refuses_an_output_table_of_another_size():
     assert out[0, 97] == 1 and (out[1] == -1).all()
     with pytest.raises(ValueError, match="expected"):
         minimize_table(trans, acc, 0, ids, reps, np.empty((1, 256), dtype=np.int32))
+
+
+@pytest.mark.parametrize("pattern", [
+    r"[a-z]+@[a-z]+\.(com|org)", r"(ab|a)*b{2,5}", r'"(?:[^"\\]|\\.){3,9}"', r"(x|y|xy|yx){0,6}",
+])
+@pytest.mark.parametrize("seed", range(3))
+def test_number_canonically_renumbers_a_minimal_table_like_minimize(pattern, seed):
+    from constrained.automata.determinize import number_canonically
+    dfa = regex_to_byte_dfa(pattern)
+    n = dfa.n_states
+    perm = np.random.default_rng(seed).permutation(n).astype(np.int32)   # old -> new number
+    shuffled = np.empty_like(dfa.transitions)
+    shuffled[perm] = np.where(dfa.transitions >= 0, perm[dfa.transitions], -1)
+    acc = np.empty_like(dfa.accepting)
+    acc[perm] = dfa.accepting
+    # plus a state nothing reaches: left out like minimize leaves it out
+    shuffled = np.vstack([shuffled, shuffled[:1]])
+    acc = np.concatenate([acc, [True]])
+    got = number_canonically(shuffled, acc, int(perm[dfa.initial]))
+    assert np.array_equal(got[0], dfa.transitions) and np.array_equal(got[1], dfa.accepting)
+    assert got[2] == 0
