@@ -113,7 +113,7 @@ def _key_except_parts() -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     reps = np.empty(entry + 1, dtype=np.int32)
     out = np.empty((entry + 1, 256), dtype=np.int32)
     k = minimize_table(rows, acc.view(np.uint8), entry, ids, reps, out)
-    assert ids[entry] == 0, "nothing leads back to the entry state"
+    # the entry state is number 0 (the first in breadth-first order) and nothing leads to it
     fixed = np.where(out[1:k] > 0, out[1:k] - 1, -1)
     fixed_acc = acc[reps[1:k]]
     template = np.where(template >= 0, ids[template] - 1, -1).astype(np.int32)
