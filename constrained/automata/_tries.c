@@ -7,7 +7,16 @@
  * texts get the same state, which for a finite language is minimization. Returns (source
  * state, byte, target state) of every transition as bytes of int32, whether each state ends a
  * word (bytes of uint8), and the root's state; None when the trie has more than max_nodes
- * nodes. */
+ * nodes.
+ *
+ * key_except_table(words, fixed, fixed_accepting, template, final): the canonically numbered
+ * table of "any JSON key but these names" (constrained.grammar.json_schema.keys): the state
+ * before the opening quote, the merged trie of the names, whose rows are ``template`` (where
+ * a character leaves the trie) with the trie's edges and, where no name ends, the closing
+ * quote to state ``final``; and the ``fixed`` states those rows lead to. Every state is
+ * distinct from every other, so numbering them breadth-first from the first (bytes
+ * ascending) is all that minimization would do. Returns (table bytes of int32[k, 256],
+ * accepting bytes of uint8[k]). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -17,11 +26,14 @@
 typedef struct {
     int32_t *parent, *first, *next, *state;
     uint8_t *byte, *final;
+    int32_t *rep;           /* a node of each merged state */
+    Py_ssize_t n_nodes;
+    int32_t n_states;
 } Trie;
 
 static void trie_free(Trie *t) {
     free(t->parent); free(t->first); free(t->next); free(t->state);
-    free(t->byte); free(t->final);
+    free(t->byte); free(t->final); free(t->rep);
 }
 
 static uint64_t mix(uint64_t h, uint64_t x) {
@@ -41,39 +53,37 @@ static int same_signature(const Trie *t, int32_t a, int32_t b) {
     return x < 0 && y < 0;
 }
 
-static PyObject *minimal_trie(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *words_obj;
-    Py_ssize_t max_nodes;
-    if (!PyArg_ParseTuple(args, "On", &words_obj, &max_nodes)) return NULL;
-    PyObject *seq = PySequence_Fast(words_obj, "minimal_trie: words must be a sequence");
-    if (!seq) return NULL;
+/* The merged trie of the words of ``seq`` (a sequence of sorted distinct bytes) into *t:
+ * 0, 1 past max_nodes nodes, -1 with an exception set (t is to be freed either way). */
+static int merged_trie(PyObject *seq, Py_ssize_t max_nodes, Trie *t) {
     Py_ssize_t k = PySequence_Fast_GET_SIZE(seq), total = 0, longest = 0;
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < k; i++) {
         if (!PyBytes_Check(items[i])) {
-            Py_DECREF(seq);
-            PyErr_SetString(PyExc_TypeError, "minimal_trie: words must be bytes");
-            return NULL;
+            PyErr_SetString(PyExc_TypeError, "words must be bytes");
+            return -1;
         }
         Py_ssize_t len = PyBytes_GET_SIZE(items[i]);
         total += len;
         if (len > longest) longest = len;
     }
     Py_ssize_t cap = total + 1;
-    Trie t = {malloc(sizeof(int32_t) * cap), malloc(sizeof(int32_t) * cap),
-              malloc(sizeof(int32_t) * cap), malloc(sizeof(int32_t) * cap), malloc(cap),
-              calloc(cap, 1)};
+    t->parent = malloc(sizeof(int32_t) * cap);
+    t->first = malloc(sizeof(int32_t) * cap);
+    t->next = malloc(sizeof(int32_t) * cap);
+    t->state = malloc(sizeof(int32_t) * cap);
+    t->byte = malloc(cap);
+    t->final = calloc(cap, 1);
     int32_t *path = malloc(sizeof(int32_t) * (longest + 1)), *last = malloc(sizeof(int32_t) * cap);
-    int32_t *slots = NULL, *rep = NULL, *src = NULL, *byt = NULL, *dst = NULL;
-    uint8_t *state_final = NULL;
-    PyObject *result = NULL;
-    if (!t.parent || !t.first || !t.next || !t.state || !t.byte || !t.final || !path || !last)
+    int32_t *slots = NULL;
+    int status = -1;
+    if (!t->parent || !t->first || !t->next || !t->state || !t->byte || !t->final || !path
+        || !last)
         goto oom;
     /* the trie, in preorder */
     Py_ssize_t n = 1;
-    t.parent[0] = -1;
-    t.first[0] = t.next[0] = last[0] = -1;
+    t->parent[0] = -1;
+    t->first[0] = t->next[0] = last[0] = -1;
     path[0] = 0;
     const char *prev = NULL;
     Py_ssize_t prev_len = 0;
@@ -83,62 +93,95 @@ static PyObject *minimal_trie(PyObject *self, PyObject *args) {
         while (prev && common < len && common < prev_len && w[common] == prev[common]) common++;
         if (prev && (common == len || (common < prev_len
                                         && (uint8_t)w[common] <= (uint8_t)prev[common]))) {
-            PyErr_SetString(PyExc_ValueError, "minimal_trie: words must be sorted and distinct");
+            PyErr_SetString(PyExc_ValueError, "words must be sorted and distinct");
             goto done;
         }
         int32_t node = path[common];
         for (Py_ssize_t j = common; j < len; j++) {
             int32_t v = (int32_t)n++;
-            t.parent[v] = node;
-            t.byte[v] = (uint8_t)w[j];
-            t.first[v] = t.next[v] = last[v] = -1;
+            t->parent[v] = node;
+            t->byte[v] = (uint8_t)w[j];
+            t->first[v] = t->next[v] = last[v] = -1;
             if (last[node] < 0)
-                t.first[node] = v;
+                t->first[node] = v;
             else
-                t.next[last[node]] = v;
+                t->next[last[node]] = v;
             last[node] = v;
             path[j + 1] = node = v;
         }
-        t.final[node] = 1;
+        t->final[node] = 1;
         prev = w;
         prev_len = len;
     }
+    t->n_nodes = n;
     if (n > max_nodes) {
-        result = Py_None;
-        Py_INCREF(result);
+        status = 1;
         goto done;
     }
     /* states bottom-up: children come after their parents in preorder */
     Py_ssize_t n_slots = 16;
     while (n_slots < 2 * n) n_slots <<= 1;
     slots = malloc(sizeof(int32_t) * n_slots);
-    rep = malloc(sizeof(int32_t) * n);      /* a node of each state */
-    if (!slots || !rep) goto oom;
+    t->rep = malloc(sizeof(int32_t) * n);
+    if (!slots || !t->rep) goto oom;
     for (Py_ssize_t i = 0; i < n_slots; i++) slots[i] = -1;
     int32_t n_states = 0;
-    Py_ssize_t n_edges = 0;
     for (Py_ssize_t v = n - 1; v >= 0; v--) {
-        uint64_t h = t.final[v];
-        for (int32_t c = t.first[v]; c >= 0; c = t.next[c])
-            h = mix(mix(h, t.byte[c]), (uint64_t)t.state[c]);
+        uint64_t h = t->final[v];
+        for (int32_t c = t->first[v]; c >= 0; c = t->next[c])
+            h = mix(mix(h, t->byte[c]), (uint64_t)t->state[c]);
         Py_ssize_t s = (Py_ssize_t)(h >> 17) & (n_slots - 1);
-        while (slots[s] >= 0 && !same_signature(&t, rep[slots[s]], (int32_t)v))
+        while (slots[s] >= 0 && !same_signature(t, t->rep[slots[s]], (int32_t)v))
             s = (s + 1) & (n_slots - 1);
         if (slots[s] < 0) {
             slots[s] = n_states;
-            rep[n_states++] = (int32_t)v;
-            for (int32_t c = t.first[v]; c >= 0; c = t.next[c]) n_edges++;
+            t->rep[n_states++] = (int32_t)v;
         }
-        t.state[v] = slots[s];
+        t->state[v] = slots[s];
     }
+    t->n_states = n_states;
+    status = 0;
+    goto done;
+oom:
+    PyErr_NoMemory();
+done:
+    free(path); free(last); free(slots);
+    return status;
+}
+
+static PyObject *minimal_trie(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *words_obj;
+    Py_ssize_t max_nodes;
+    if (!PyArg_ParseTuple(args, "On", &words_obj, &max_nodes)) return NULL;
+    PyObject *seq = PySequence_Fast(words_obj, "minimal_trie: words must be a sequence");
+    if (!seq) return NULL;
+    Trie t = {0};
+    int32_t *src = NULL, *byt = NULL, *dst = NULL;
+    uint8_t *state_final = NULL;
+    PyObject *result = NULL;
+    int status = merged_trie(seq, max_nodes, &t);
+    if (status != 0) {
+        if (status > 0) {
+            result = Py_None;
+            Py_INCREF(result);
+        }
+        goto done;
+    }
+    Py_ssize_t n_edges = 0;
+    for (int32_t q = 0; q < t.n_states; q++)
+        for (int32_t c = t.first[t.rep[q]]; c >= 0; c = t.next[c]) n_edges++;
     src = malloc(sizeof(int32_t) * (n_edges + 1));
     byt = malloc(sizeof(int32_t) * (n_edges + 1));
     dst = malloc(sizeof(int32_t) * (n_edges + 1));
-    state_final = malloc(n_states + 1);
-    if (!src || !byt || !dst || !state_final) goto oom;
+    state_final = malloc(t.n_states + 1);
+    if (!src || !byt || !dst || !state_final) {
+        PyErr_NoMemory();
+        goto done;
+    }
     Py_ssize_t e = 0;
-    for (int32_t q = 0; q < n_states; q++) {
-        int32_t v = rep[q];
+    for (int32_t q = 0; q < t.n_states; q++) {
+        int32_t v = t.rep[q];
         state_final[q] = t.final[v];
         for (int32_t c = t.first[v]; c >= 0; c = t.next[c]) {
             src[e] = q;
@@ -148,16 +191,112 @@ static PyObject *minimal_trie(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("(y#y#y#y#i)", (const char *)src, (Py_ssize_t)(4 * e),
                            (const char *)byt, (Py_ssize_t)(4 * e), (const char *)dst,
-                           (Py_ssize_t)(4 * e), (const char *)state_final, (Py_ssize_t)n_states,
-                           (int)t.state[0]);
-    goto done;
-oom:
-    PyErr_NoMemory();
+                           (Py_ssize_t)(4 * e), (const char *)state_final,
+                           (Py_ssize_t)t.n_states, (int)t.state[0]);
 done:
     trie_free(&t);
-    free(path); free(last); free(slots); free(rep); free(src); free(byt); free(dst);
-    free(state_final);
+    free(src); free(byt); free(dst); free(state_final);
     Py_DECREF(seq);
+    return result;
+}
+
+/* The row of combined state s of key_except_table into row[256]: fixed states first (f of
+ * them), then the state before the opening quote, then the trie's states. */
+static void key_except_row(const Trie *t, Py_ssize_t s, Py_ssize_t f, const int32_t *fixed,
+                           const int32_t *template, int32_t final, int32_t *row) {
+    if (s < f) {
+        memcpy(row, fixed + s * 256, sizeof(int32_t) * 256);
+    } else if (s == f) {
+        for (int b = 0; b < 256; b++) row[b] = -1;
+        row['"'] = (int32_t)(f + 1 + t->state[0]);
+    } else {
+        int32_t v = t->rep[s - f - 1];
+        memcpy(row, template, sizeof(int32_t) * 256);
+        for (int32_t c = t->first[v]; c >= 0; c = t->next[c])
+            row[t->byte[c]] = (int32_t)(f + 1 + t->state[c]);
+        if (!t->final[v]) row['"'] = final;
+    }
+}
+
+static PyObject *key_except_table(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *words_obj, *objs[3];
+    int final;
+    if (!PyArg_ParseTuple(args, "OOOOi", &words_obj, &objs[0], &objs[1], &objs[2], &final))
+        return NULL;
+    Py_buffer v[3];
+    int got = 0;
+    for (; got < 3; got++)
+        if (PyObject_GetBuffer(objs[got], &v[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) break;
+    PyObject *seq = NULL, *result = NULL;
+    Trie t = {0};
+    int32_t *ids = NULL, *order = NULL, *out = NULL;
+    uint8_t *acc = NULL;
+    if (got < 3) goto done;
+    Py_ssize_t f = v[0].len / (4 * 256);
+    if (v[0].itemsize != 4 || v[0].len != f * 4 * 256 || v[1].itemsize != 1 || v[1].len != f
+        || v[2].itemsize != 4 || v[2].len != 4 * 256 || final < 0 || final >= f) {
+        PyErr_SetString(PyExc_ValueError, "key_except_table: expected int32[f, 256], "
+                        "uint8[f], int32[256] and 0 <= final < f");
+        goto done;
+    }
+    const int32_t *fixed = v[0].buf, *template = v[2].buf;
+    uint32_t bad = 0;       /* no branch: the loops vectorize */
+    for (Py_ssize_t i = 0; i < f * 256; i++) bad |= (uint32_t)fixed[i] + 1u > (uint32_t)f;
+    for (int b = 0; b < 256; b++) bad |= (uint32_t)template[b] + 1u > (uint32_t)f;
+    if (bad) goto outside;
+    seq = PySequence_Fast(words_obj, "key_except_table: words must be a sequence");
+    if (!seq) goto done;
+    if (merged_trie(seq, PY_SSIZE_T_MAX, &t) != 0) goto done;
+    Py_ssize_t n = f + 1 + t.n_states;
+    ids = malloc(sizeof(int32_t) * (n + 1));     /* ids[q + 1]: state q's number; ids[0] = -1 */
+    order = malloc(sizeof(int32_t) * n);
+    out = malloc(sizeof(int32_t) * 256 * n);
+    acc = malloc(n);
+    if (!ids || !order || !out || !acc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s <= n; s++) ids[s] = -1;
+    /* breadth first from the state before the quote, bytes ascending; rows kept as read */
+    Py_ssize_t k = 0;
+    ids[f + 1] = 0;
+    order[k++] = (int32_t)f;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        int32_t *row = out + i * 256;
+        key_except_row(&t, order[i], f, fixed, template, final, row);
+        int32_t prev = -1;      /* rows are mostly runs of one target */
+        for (int b = 0; b < 256; b += 8) {
+            int same = 1;
+            for (int j = 0; j < 8; j++) same &= row[b + j] == prev;
+            if (same) continue;
+            for (int j = b; j < b + 8; j++) {
+                int32_t q = row[j];
+                if (q == prev) continue;
+                prev = q;
+                if (q >= 0 && ids[q + 1] < 0) {
+                    ids[q + 1] = (int32_t)k;
+                    order[k++] = q;
+                }
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        int32_t s = order[i], *row = out + i * 256;
+        acc[i] = s < f ? ((const uint8_t *)v[1].buf)[s] != 0 : 0;
+        for (int b = 0; b < 256; b++) row[b] = ids[row[b] + 1];
+    }
+    result = Py_BuildValue("(y#y#)", (const char *)out, (Py_ssize_t)(4 * 256 * k),
+                           (const char *)acc, (Py_ssize_t)k);
+    goto done;
+outside:
+    PyErr_SetString(PyExc_ValueError, "key_except_table: a transition leads outside the "
+                    "fixed states");
+done:
+    trie_free(&t);
+    free(ids); free(order); free(out); free(acc);
+    Py_XDECREF(seq);
+    while (got--) PyBuffer_Release(&v[got]);
     return result;
 }
 
@@ -166,10 +305,15 @@ static PyMethodDef methods[] = {
      "minimal_trie(words: sorted distinct bytes, max_nodes) -> (source, byte, target: bytes of "
      "int32 per transition, final: bytes of uint8 per state, root state), or None past "
      "max_nodes trie nodes"},
+    {"key_except_table", key_except_table, METH_VARARGS,
+     "key_except_table(words: sorted distinct bytes, fixed int32[f, 256], fixed_accepting "
+     "uint8[f], template int32[256], final) -> (table bytes of int32[k, 256], accepting bytes "
+     "of uint8[k]), numbered canonically (see _tries.c)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tries",
-                                    "The minimal DFA of a finite set of byte strings (see "
-                                    "_tries.c).", -1, methods, NULL, NULL, NULL, NULL};
+                                    "Minimal DFAs of finite sets of byte strings, and of keys "
+                                    "other than such a set (see _tries.c).", -1, methods, NULL,
+                                    NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__tries(void) { return PyModule_Create(&module); }

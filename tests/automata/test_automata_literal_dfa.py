@@ -90,3 +90,25 @@ def test_minimal_trie_checks_its_input():
     assert minimal_trie([b"abc", b"abd"], 4) is None
     assert minimal_trie([b"abc", b"abd"], 5) is not None
     assert minimal_trie([], 1)[3] == b"\x00"          # the root alone, ending no word
+
+
+def test_key_except_table_checks_its_input():
+    from constrained.automata._tries import key_except_table
+    fixed = np.full((2, 256), -1, dtype=np.int32)
+    fixed[0, ord("a")] = 0
+    fixed[0, ord('"')] = 1
+    acc = np.array([0, 1], dtype=np.uint8)
+    template = np.full(256, -1, dtype=np.int32)
+    template[ord("a")] = 0
+    table, accepting = key_except_table([b"a"], fixed, acc, template, 1)
+    assert len(table) == 4 * 256 * len(accepting)
+    bad = fixed.copy()
+    bad[1, 0] = 2                               # a transition past the fixed states
+    with pytest.raises(ValueError):
+        key_except_table([b"a"], bad, acc, template, 1)
+    with pytest.raises(ValueError):
+        key_except_table([b"a"], fixed, acc, template, 2)
+    with pytest.raises(ValueError):
+        key_except_table([b"b", b"a"], fixed, acc, template, 1)
+    with pytest.raises(ValueError):
+        key_except_table([b"a"], fixed[:, :255].copy(), acc, template, 1)

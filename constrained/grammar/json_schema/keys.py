@@ -13,8 +13,7 @@ import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
 from ...automata._dfa_tables import minimize_table
-from ...automata.determinize import number_canonically
-from ...automata.literal_dfa import trie_classes
+from ...automata._tries import key_except_table
 from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
 
 
@@ -60,25 +59,14 @@ def key_except_automaton(names, pattern: str) -> ByteDFA | None:
 @lru_cache(maxsize=1024)
 def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
     """Shared by every schema with the same names: a ByteDFA is never modified. Built minimal
-    (the fixed states merged once, the trie's nodes merged by the names that follow them),
-    so only the canonical numbering remains to do."""
+    in C (``_tries.key_except_table``: the fixed states merged once, the trie's nodes merged
+    by the names that follow them), so only the canonical numbering remains, done as the
+    table is written."""
     rows, acc, template, final = _key_except_parts()
-    # states: the fixed ones (tail, escaped tail, final quote), the one before the opening
-    # quote, then the trie's states
-    start = len(acc)
-    src, byte, dst, is_name, root = trie_classes([n.encode("ascii") for n in names])
-    first = start + 1
-    trans = np.empty((first + len(is_name), 256), dtype=np.int32)
-    trans[:start] = rows
-    trans[start] = -1
-    trans[start, ord('"')] = first + root
-    trans[first:] = template
-    trans[src + first, byte] = dst + first
-    trans[np.flatnonzero(~is_name) + first, ord('"')] = final
-    accepting = np.zeros(len(trans), dtype=bool)
-    accepting[:start] = acc
-    # no trie state equals a fixed one: each has a name after it (a text the tail accepts)
-    return ByteDFA(*number_canonically(trans, accepting, start), pattern)
+    words = sorted({n.encode("ascii") for n in names})
+    table, accepting = key_except_table(words, rows, acc.view(np.uint8), template, final)
+    return ByteDFA(np.frombuffer(table, dtype=np.int32).reshape(-1, 256),
+                   np.frombuffer(accepting, dtype=np.uint8).view(bool), 0, pattern)
 
 
 @lru_cache(maxsize=1)
