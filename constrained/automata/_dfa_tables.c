@@ -499,6 +499,14 @@ static Py_ssize_t table_args(PyObject *args, const char *name, PyObject **objs, 
     return -1;
 }
 
+/* The result of minimize_table and number_table: the count k, or MemoryError when it is
+ * negative; the call's five buffers released. */
+static PyObject *numbered(Py_ssize_t k, Py_buffer *v) {
+    PyObject *result = k < 0 ? PyErr_NoMemory() : PyLong_FromSsize_t(k);
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&v[i]);
+    return result;
+}
+
 static PyObject *minimize_table(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *objs[5];      /* transitions, accepting; then ids, reps, out (written) */
@@ -506,7 +514,6 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
     int initial;
     Py_ssize_t n = table_args(args, "minimize_table", objs, v, &initial);
     if (n < 0) return NULL;
-    PyObject *result = NULL;
     const int32_t *t = v[0].buf;
     int32_t cls[256];
     int rb[256];
@@ -516,12 +523,7 @@ static PyObject *minimize_table(PyObject *self, PyObject *args) {
     Py_ssize_t k = nb < 0 ? -1 : number_blocks(t, n, m, rb, blk, nb, initial, v[2].buf,
                                                v[3].buf, v[4].buf);
     free(blk);
-    if (k < 0)
-        PyErr_NoMemory();
-    else
-        result = PyLong_FromSsize_t(k);
-    for (int i = 0; i < 5; i++) PyBuffer_Release(&v[i]);
-    return result;
+    return numbered(k, v);
 }
 
 /* number_table: minimize_table's numbering of a table whose states are pairwise
@@ -534,7 +536,6 @@ static PyObject *number_table(PyObject *self, PyObject *args) {
     int initial;
     Py_ssize_t n = table_args(args, "number_table", objs, v, &initial);
     if (n < 0) return NULL;
-    PyObject *result = NULL;
     int rb[256];
     for (int b = 0; b < 256; b++) rb[b] = b;
     int32_t *blk = malloc(sizeof(int32_t) * (n + 1));
@@ -545,12 +546,7 @@ static PyObject *number_table(PyObject *self, PyObject *args) {
                           v[4].buf);
     }
     free(blk);
-    if (k < 0)
-        PyErr_NoMemory();
-    else
-        result = PyLong_FromSsize_t(k);
-    for (int i = 0; i < 5; i++) PyBuffer_Release(&v[i]);
-    return result;
+    return numbered(k, v);
 }
 
 /* The product of tables a (na rows) and b (nb rows): pairs (qa, qb) reachable from (a0, b0),
