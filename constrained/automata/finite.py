@@ -9,11 +9,7 @@ from .byte_dfa import ByteDFA
 
 def dfa_is_finite(dfa: ByteDFA) -> bool:
     """Whether a trimmed DFA accepts finitely many texts (it has no cycle)."""
-    if dfa.initial < 0:
-        return True
-    reach = np.zeros(dfa.n_states, dtype=np.uint8)
-    cycle_reach(np.ascontiguousarray(dfa.transitions, dtype=np.int32), reach)
-    return not reach[dfa.initial]
+    return dfa.initial < 0 or not _cycle_reach(dfa.transitions)[dfa.initial]
 
 
 def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
@@ -25,11 +21,16 @@ def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
         return False        # no state: no text at all
     got = memo.get(q)
     if got is None:
-        reach = np.zeros(len(trans), dtype=np.uint8)
-        cycle_reach(np.ascontiguousarray(trans, dtype=np.int32), reach)
-        memo.update(enumerate(reach.astype(bool).tolist()))
+        memo.update(enumerate(_cycle_reach(trans).astype(bool).tolist()))
         got = memo[q]
     return got
+
+
+def _cycle_reach(trans: np.ndarray) -> np.ndarray:
+    """uint8 per state: 1 where a cycle is reachable (in C: ``_dfa_tables.cycle_reach``)."""
+    reach = np.zeros(len(trans), dtype=np.uint8)
+    cycle_reach(np.ascontiguousarray(trans, dtype=np.int32), reach)
+    return reach
 
 
 def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:
