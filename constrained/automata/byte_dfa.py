@@ -87,6 +87,15 @@ class ByteDFA:
         return got
 
     @cached_property
+    def cycle_states(self) -> np.ndarray:
+        """uint8 per state: 1 where a cycle is reachable, so infinitely many texts lead on
+        (the automaton is trimmed)."""
+        from .finite import cycle_states
+        reach = cycle_states(self.transitions)
+        reach.setflags(write=False)
+        return reach
+
+    @cached_property
     def byte_classes(self) -> np.ndarray:
         """int32[256]: equal ids for bytes every state treats alike (equal columns)."""
         return self._by_class[0]

@@ -9,25 +9,13 @@ from .byte_dfa import ByteDFA
 
 def dfa_is_finite(dfa: ByteDFA) -> bool:
     """Whether a trimmed DFA accepts finitely many texts (it has no cycle)."""
-    return dfa.initial < 0 or not _cycle_reach(dfa.transitions)[dfa.initial]
+    return dfa.initial < 0 or not dfa.cycle_states[dfa.initial]
 
 
-def reaches_cycle(trans: np.ndarray, q: int, memo: dict) -> bool:
-    """Whether a cycle is reachable from state ``q`` of a transition table (int[n, 256],
-    -1 for none): in a trimmed automaton, whether infinitely many texts lead on from ``q``.
-    The first call on a table answers for every state (in C) and fills ``memo`` (share it
-    between calls on one table)."""
-    if q < 0:
-        return False        # no state: no text at all
-    got = memo.get(q)
-    if got is None:
-        memo.update(enumerate(_cycle_reach(trans).astype(bool).tolist()))
-        got = memo[q]
-    return got
-
-
-def _cycle_reach(trans: np.ndarray) -> np.ndarray:
-    """uint8 per state: 1 where a cycle is reachable (in C: ``_dfa_tables.cycle_reach``)."""
+def cycle_states(trans: np.ndarray) -> np.ndarray:
+    """uint8 per state of a transition table (int[n, 256], -1 for none): 1 where a cycle is
+    reachable, so, in a trimmed automaton, where infinitely many texts lead on (in C:
+    ``_dfa_tables.cycle_reach``)."""
     reach = np.zeros(len(trans), dtype=np.uint8)
     cycle_reach(np.ascontiguousarray(trans, dtype=np.int32), reach)
     return reach

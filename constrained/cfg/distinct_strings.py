@@ -27,7 +27,6 @@ from itertools import chain
 
 import numpy as np
 
-from ..automata.finite import reaches_cycle
 from ..bitmask import allowed_token_ids, clear_bits
 from ..errors import DeadEndError, LimitExceededError
 from ..lru import LRUCache
@@ -41,6 +40,7 @@ from .matcher import _TERMINATED, CFGMatcher
 _MAX_WALK = 200_000      # states of one walk along the existing keys
 _MAX_SUFFIXES = 4096     # key completions from one lexer state compared as a set
 _CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tokens are kept
+_MASKED_CACHE_SIZE = 512  # and whose masks without them are kept (16 KB each for llama3)
 _QUOTE = 0x22
 # what a token's text up to its last quote leaves (see DistinctStringsMatcher._after_head)
 _REPEATS, _OUTSIDE, _CHECK = "duplicate", "outside", "check"
@@ -60,11 +60,13 @@ class DistinctStringsMatcher(CFGMatcher):
         self._scans: list = [INITIAL]
         # what each (grammar state, scan state) forbids, shared by the grammar's matchers
         self._cache: dict = compiled.__dict__.setdefault("_distinct_forbidden", {})
+        # and the masks of the most recent states where it forbids some
+        self._masked: LRUCache = compiled.__dict__.setdefault("_distinct_masks",
+                                                              LRUCache(_MASKED_CACHE_SIZE))
         # per (grammar state, scan phase, innermost container's kind): the tokens whose
         # verdict holds whatever the keys written (they close no string and end in a key
         # with infinitely many completions)
         self._never_bad: dict = compiled.__dict__.setdefault("_distinct_never_bad", {})
-        self._new_key_tokens: dict = {}
         self._index = None
         prepared = compiled.prepared
         names = set(compiled.grammar.distinct_arrays)
@@ -88,12 +90,16 @@ class DistinctStringsMatcher(CFGMatcher):
             self._cache[key] = bad
         if not bad:
             return mask
-        mask = mask.copy()
-        clear_bits(mask, bad)
-        if not mask.any():
-            raise DeadEndError(f"no token can follow after {len(self._stack) - 1} accepted "
-                               f"steps: every continuation repeats a key of its object")
-        return mask
+        masked = self._masked.get(key)
+        if masked is None:
+            masked = mask.copy()
+            clear_bits(masked, bad)
+            if not masked.any():
+                raise DeadEndError(f"no token can follow after {len(self._stack) - 1} accepted "
+                                   f"steps: every continuation repeats a key of its object")
+            masked.setflags(write=False)
+            masked = self._masked.put(key, masked)
+        return masked
 
     def _forbidden(self, state, scanned, mask: np.ndarray) -> list[int]:
         frames, phase, key_raw = scanned
@@ -110,7 +116,8 @@ class DistinctStringsMatcher(CFGMatcher):
             rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
         if not string_start and not rests:
             return self._separator_tokens(index, context, in_key, state, scanned, mask)
-        parts = list(self._new_keys(index, context, string_start, frames))
+        parts = list(index.new_keys(context, frames,
+                                    frames[-1] if string_start else None))
         crossing: list = []
         if in_key:
             if rests and partial:      # inside an escape: every allowed token is checked
@@ -142,7 +149,6 @@ class DistinctStringsMatcher(CFGMatcher):
             always = index.sep_always[context]
             texts = index.sep_texts[context]
             frames = [f for f in scanned[0] if f]
-            prefix_sets = None
             for t in allowed:
                 if t in always:
                     check.append(t)
@@ -155,9 +161,7 @@ class DistinctStringsMatcher(CFGMatcher):
                     elif not text:
                         fits = bool(frames)
                     else:
-                        if prefix_sets is None:
-                            prefix_sets = [_prefixes(used) for used in frames]
-                        fits = any(text in prefixes for prefixes in prefix_sets)
+                        fits = any(_starts_some(text, used) for used in frames)
                     if fits:
                         check.append(t)
                         break
@@ -196,18 +200,14 @@ class DistinctStringsMatcher(CFGMatcher):
                 tail = data[cut:]
                 raw = key_raw + tail
                 written, partial = decoded_prefix(raw)
-                if not partial and written not in walk.prefixes:
+                if not partial and not _starts_some(written, walk.used):
                     continue
                 for b in tail:
                     nq = rows[nq][b]
                     if nq < 0:
                         break
                 if nq >= 0:
-                    infinite = walk.infinite
-                    cycle = infinite.get(nq)
-                    if cycle is None:
-                        cycle = reaches_cycle(walk.trans, nq, infinite)
-                    if cycle:       # infinitely many keys go on from there
+                    if walk.infinite[nq]:       # infinitely many keys go on from there
                         if not cut or (not key_raw and _opens_key_only(head, value_string)):
                             safe.add(t)     # whatever the keys written
                     elif not walk.live(nq, raw):
@@ -253,19 +253,6 @@ class DistinctStringsMatcher(CFGMatcher):
         lexer = self._runtime.lexer(col.candidates)
         return key_raw, q, lexer.rows, _KeyWalk.of(lexer, used)
 
-    def _new_keys(self, index, inside, key_start: bool, frames: tuple) -> tuple:
-        """The id arrays of tokens that may open a key repeating one of ``frames``' keys."""
-        key = (inside, key_start, frames)
-        found = self._new_key_tokens.get(key)
-        if found is None:
-            found = tuple(a for a in index.new_keys(inside, frames,
-                                                     frames[-1] if key_start else None) if len(a))
-            if len(self._new_key_tokens) > 256:
-                self._new_key_tokens.clear()
-            untrack_all(key)
-            self._new_key_tokens[key] = found
-        return found
-
     def _keeps_keys_distinct(self, scanned, data: bytes, before, after=None) -> tuple | None:
         """The scan state after ``data`` when it repeats no string and does not end at a
         prefix whose completions all repeat one; else None. ``before`` is the grammar state
@@ -283,7 +270,7 @@ class DistinctStringsMatcher(CFGMatcher):
         if not _may_repeat(key_raw, used):
             return scanned
         written, partial = decoded_prefix(key_raw)
-        if written not in _prefixes(used):
+        if not _starts_some(written, used):
             return scanned
         if after is None:
             after = self._runtime.step(before, data)
@@ -418,26 +405,25 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
 class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
-    __slots__ = ("used", "prefixes", "acc", "rows", "exits", "infinite", "trans", "memo",
+    __slots__ = ("used", "acc", "rows", "exits", "infinite", "trans", "memo",
                  "suffixes")
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
-        walks = lexer.__dict__.get("_key_walks")
+        walks = lexer.memo.get("key_walks")
         if walks is None:
-            walks = lexer.__dict__.setdefault("_key_walks", LRUCache(64))
+            walks = lexer.memo.setdefault("key_walks", LRUCache(64))
         walk = walks.recent.get(used) or walks.get(used)
         return walk if walk is not None else walks.put(used, cls(lexer, used))
 
     def __init__(self, lexer, used: frozenset) -> None:
         self.used = used
-        self.prefixes = _prefixes(used)
         self.acc = lexer.acc_list
         self.rows = lexer.rows
         self.trans = lexer.trans
-        self.exits: dict = lexer.__dict__.setdefault("_exits", {})
-        self.infinite: dict = lexer.__dict__.setdefault("_cycle_memo", {})  # see reaches_cycle
-        self.suffixes: dict = lexer.__dict__.setdefault("_key_suffixes", {})  # see _suffixes
+        self.exits: dict = lexer.memo.setdefault("exits", {})
+        self.infinite: list[bool] = lexer.infinite
+        self.suffixes: dict = lexer.memo.setdefault("key_suffixes", {})  # see _suffixes
         self.memo: dict = {}        # node -> bool
         untrack_all(self)           # refers to a lexer's tables, never to itself
 
@@ -452,12 +438,9 @@ class _KeyWalk:
     def _enter(self, q: int, raw: bytes):
         """(node, answer): the answer when known without walking below, else None."""
         written, partial = decoded_prefix(raw)
-        if not partial and written not in self.prefixes:
+        if not partial and not _starts_some(written, self.used):
             return None, True
-        cycle = self.infinite.get(q)
-        if cycle is None:
-            cycle = reaches_cycle(self.trans, q, self.infinite)
-        if cycle:
+        if self.infinite[q]:
             return None, True
         node = (q, written, raw[-12:] if partial else b"", bool(partial))
         return node, self.memo.get(node)
@@ -503,7 +486,7 @@ class _KeyWalk:
                 # distinct completions, more than the used keys they could spell: one of
                 # them is unused
                 used, written = self.used, node[1]
-                answer = self.memo[node] = len(suffixes) > self.prefixes[written] or any(
+                answer = self.memo[node] = len(suffixes) > _starting(written, used) or any(
                     written + x not in used for x in suffixes)
                 return answer
         memo, acc, used = self.memo, self.acc, self.used
@@ -541,6 +524,20 @@ class _KeyWalk:
 
 _PREFIXES = LRUCache(256)      # key set -> every prefix of its keys, with its count
 _KEY_PREFIXES = LRUCache(8192)  # key -> its prefixes (a set grows a key at a time: the others recur)
+
+
+def _starts_some(text: bytes, used: frozenset) -> bool:
+    """Whether ``text`` is a prefix of some string of ``used``."""
+    if len(used) <= 16:
+        return any(k.startswith(text) for k in used)
+    return text in _prefixes(used)
+
+
+def _starting(text: bytes, used: frozenset) -> int:
+    """How many strings of ``used`` start with ``text``."""
+    if len(used) <= 16:
+        return sum(1 for k in used if k.startswith(text))
+    return _prefixes(used)[text]
 
 
 def _prefixes(used: frozenset) -> dict[bytes, int]:

@@ -53,6 +53,7 @@ class KeyIndex:
         # token lookups kept per key (per key set) and per rest of a key
         self._per_key: dict = {}          # (context, opener) -> {key: ids}
         self._per_key_set = LRUCache(4096)
+        self._per_question = LRUCache(4096)
         self._per_rest = LRUCache(100_000)
         if tables is not None:
             self._set(tables)
@@ -188,7 +189,18 @@ class KeyIndex:
         or write an existing key whole, read in context ``inside`` (CONTEXTS): after a
         separator in the token, the keys of every open container (``used_sets``, one set
         each) count; right at the token's start (when a key may open there) those of the
-        current object, ``used_here``. A token may be in several arrays."""
+        current object, ``used_here``. A token may be in several arrays; empty arrays are
+        left out. Kept per question: every matcher of every grammar asks the same ones for
+        the same keys written."""
+        key = (inside, tuple(used_sets), used_here)
+        got = self._per_question.get(key)
+        if got is None:
+            got = tuple(a for a in self._new_keys(inside, used_sets, used_here) if len(a))
+            untrack_all(key)
+            got = self._per_question.put(key, got)
+        return got
+
+    def _new_keys(self, inside, used_sets, used_here: frozenset | None) -> list:
         found: dict = {}        # each array once: sets share keys, keys share arrays
         for keys in used_sets:
             if keys:

@@ -27,7 +27,7 @@ class _Tables:
     with the per-state facts the C walks learn about them."""
 
     __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
-                 "simulates_text", "text_chars", "components", "nbytes")
+                 "simulates_text", "text_chars", "components", "nbytes", "infinite", "memo")
 
     def __init__(self, n: int, trans, comp_states, acc_class, cross, members, k: int) -> None:
         self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
@@ -40,6 +40,8 @@ class _Tables:
         self.text_chars = np.full(n, -1, dtype=np.int16)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
+        self.infinite: _Infinite | None = None     # see Lexer.infinite
+        self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 
 
@@ -100,6 +102,7 @@ class Lexer:
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.components = tables.components
         self.initial = 0
+        self._tables = tables
         # arrays, automata and sets of ints: nothing here refers back to a lexer
         untrack_all(self, self.dfas)
 
@@ -110,6 +113,20 @@ class Lexer:
         out = [terms[c] for c in self._acc_class.tolist()]
         untrack_all(out)
         return out
+
+    @property
+    def infinite(self) -> "_Infinite":
+        """``infinite[q]``: whether infinitely many texts lead on from state ``q``."""
+        tables = self._tables
+        if tables.infinite is None:
+            tables.infinite = _Infinite(self.components, self.dfas)
+        return tables.infinite
+
+    @property
+    def memo(self) -> dict:
+        """Facts about the tables that callers learn and keep (shared by every lexer with
+        these tables)."""
+        return self._tables.memo
 
     @property
     def n_states(self) -> int:
@@ -139,3 +156,26 @@ class _Rows:
 
     def __len__(self) -> int:
         return len(self._trans)
+
+
+class _Infinite:
+    """``infinite[q]``: whether some live component of state ``q`` reaches a cycle of its
+    automaton, which is whether infinitely many texts lead on from ``q`` (the product of
+    trimmed automata accepts the union of what its components accept from their states).
+    Answered a state at a time from the components' own answers (kept per automaton)."""
+
+    __slots__ = ("_components", "_dfas", "_known")
+
+    def __init__(self, components: np.ndarray, dfas: tuple[ByteDFA, ...]) -> None:
+        self._components = components
+        self._dfas = dfas
+        self._known: dict[int, bool] = {}
+        untrack_all(self._known, self)
+
+    def __getitem__(self, q: int) -> bool:
+        got = self._known.get(q)
+        if got is None:
+            dfas = self._dfas
+            got = self._known[q] = any(s >= 0 and bool(dfas[c].cycle_states[s])
+                                       for c, s in enumerate(self._components[q].tolist()))
+        return got

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from constrained.automata.byte_dfa import regex_to_byte_dfa
-from constrained.automata.finite import dfa_is_finite, dfa_texts, reaches_cycle
+from constrained.automata.finite import cycle_states, dfa_is_finite, dfa_texts
 
 
 @pytest.mark.parametrize("pattern,finite", [
@@ -16,9 +16,8 @@ from constrained.automata.finite import dfa_is_finite, dfa_texts, reaches_cycle
 def test_finiteness(pattern, finite):
     dfa = regex_to_byte_dfa(pattern)
     assert dfa_is_finite(dfa) == finite
-    memo = {}
-    for q in range(dfa.n_states):   # a shared memo answers like a fresh one
-        assert reaches_cycle(dfa.transitions, q, memo) == reaches_cycle(dfa.transitions, q, {})
+    for q in range(dfa.n_states):
+        assert dfa.cycle_states[q] == _reaches_cycle_by_search(dfa.transitions, q)
 
 
 @pytest.mark.parametrize("pattern", ["abc", "(a|bc){0,3}d?", "[ab]{2,4}", "é|ü{1,2}", "(x|yz|)w?"])
@@ -54,7 +53,7 @@ def _reaches_cycle_by_search(trans, q) -> bool:
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_reaches_cycle_on_random_tables(seed):
+def test_cycle_states_on_random_tables(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 25))
     trans = np.full((n, 256), -1, dtype=np.int32)
@@ -63,13 +62,13 @@ def test_reaches_cycle_on_random_tables(seed):
             # mostly forward edges (acyclic parts), some back edges and self-loops
             t = int(rng.integers(s, n)) if rng.random() < 0.85 else int(rng.integers(0, n))
             trans[s, int(rng.integers(0, 256))] = t
-    memo = {}
+    reach = cycle_states(trans)
     for q in range(n):
-        assert reaches_cycle(trans, q, memo) == _reaches_cycle_by_search(trans, q)
+        assert reach[q] == _reaches_cycle_by_search(trans, q)
 
 
-def test_reaches_cycle_refuses_a_table_leading_outside():
+def test_cycle_states_refuses_a_table_leading_outside():
     trans = np.full((2, 256), -1, dtype=np.int32)
     trans[0, 5] = 2
     with pytest.raises(ValueError):
-        reaches_cycle(trans, 0, {})
+        cycle_states(trans)

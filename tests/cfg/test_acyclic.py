@@ -83,7 +83,7 @@ def test_states_scans_lexers_and_key_walks_are_not_tracked(llama3_vocab):
     assert not any(gc.is_tracked(lx.rows._rows) for lx in lexers)
     walks = []
     for lx in lexers:
-        cache = lx.__dict__.get("_key_walks")
+        cache = lx.memo.get("key_walks")
         if cache is not None:
             walks += [*cache._young.values(), *cache._old.values()]
     assert walks and not any(gc.is_tracked(w) for w in walks)
