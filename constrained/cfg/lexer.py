@@ -40,7 +40,7 @@ class _Tables:
         self.text_chars = np.full(n, -1, dtype=np.int16)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
-        self.infinite: _Infinite | None = None     # see Lexer.infinite
+        self.infinite: list[bool] | None = None     # see Lexer.infinite
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 
@@ -115,11 +115,12 @@ class Lexer:
         return out
 
     @property
-    def infinite(self) -> "_Infinite":
-        """``infinite[q]``: whether infinitely many texts lead on from state ``q``."""
+    def infinite(self) -> list[bool]:
+        """``infinite[q]``: whether infinitely many texts lead on from state ``q`` (computed
+        for every state on first use, kept with the tables)."""
         tables = self._tables
         if tables.infinite is None:
-            tables.infinite = _Infinite(self.components, self.dfas)
+            tables.infinite = _infinite_states(self.components, self.dfas)
         return tables.infinite
 
     @property
@@ -158,24 +159,15 @@ class _Rows:
         return len(self._trans)
 
 
-class _Infinite:
-    """``infinite[q]``: whether some live component of state ``q`` reaches a cycle of its
-    automaton, which is whether infinitely many texts lead on from ``q`` (the product of
-    trimmed automata accepts the union of what its components accept from their states).
-    Answered a state at a time from the components' own answers (kept per automaton)."""
-
-    __slots__ = ("_components", "_dfas", "_known")
-
-    def __init__(self, components: np.ndarray, dfas: tuple[ByteDFA, ...]) -> None:
-        self._components = components
-        self._dfas = dfas
-        self._known: dict[int, bool] = {}
-        untrack_all(self._known, self)
-
-    def __getitem__(self, q: int) -> bool:
-        got = self._known.get(q)
-        if got is None:
-            dfas = self._dfas
-            got = self._known[q] = any(s >= 0 and bool(dfas[c].cycle_states[s])
-                                       for c, s in enumerate(self._components[q].tolist()))
-        return got
+def _infinite_states(components: np.ndarray, dfas: tuple[ByteDFA, ...]) -> list[bool]:
+    """Per state of a product: whether some live component reaches a cycle of its automaton,
+    which is whether infinitely many texts lead on from there (the product of trimmed
+    automata accepts the union of what its components accept from their states)."""
+    out = np.zeros(len(components), dtype=bool)
+    for c, dfa in enumerate(dfas):
+        states = components[:, c]
+        live = states >= 0
+        out[live] |= dfa.cycle_states[states[live]].astype(bool)
+    got = out.tolist()
+    untrack_all(got)
+    return got
