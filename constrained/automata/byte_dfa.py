@@ -29,7 +29,7 @@ from ..deadline import check_deadline
 from ..errors import LimitExceededError, RegexError
 from ..gc_untrack import untrack_all
 from ..lru import LRUCache
-from ._dfa_tables import class_columns, future_rows, pair_product
+from ._dfa_tables import class_columns, cycle_reach, future_rows, pair_product
 from .alternation import top_alternatives
 from .byte_nfa import ByteNFA, parse_to_nfa
 from .determinize import determinize, determinize_union, disjoint_union, minimize
@@ -90,7 +90,6 @@ class ByteDFA:
     def cycle_states(self) -> np.ndarray:
         """uint8 per state: 1 where a cycle is reachable, so infinitely many texts lead on
         (the automaton is trimmed)."""
-        from .finite import cycle_states
         reach = cycle_states(self.transitions)
         reach.setflags(write=False)
         return reach
@@ -290,6 +289,15 @@ def _full_reader_nfa(pattern: str, max_nodes: int) -> ByteNFA:
                          position=_error_position(rewritten, exc)) from None
     except RecursionError:
         raise LimitExceededError("regex nesting is too deep") from None
+
+
+def cycle_states(trans: np.ndarray) -> np.ndarray:
+    """uint8 per state of a transition table (int[n, 256], -1 for none): 1 where a cycle is
+    reachable, so, in a trimmed automaton, where infinitely many texts lead on (in C:
+    ``_dfa_tables.cycle_reach``)."""
+    reach = np.zeros(len(trans), dtype=np.uint8)
+    cycle_reach(np.ascontiguousarray(trans, dtype=np.int32), reach)
+    return reach
 
 
 def dfa_from_arrays(trans: np.ndarray, accepting: np.ndarray, initial: int,

@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from constrained.automata.byte_dfa import regex_to_byte_dfa
-from constrained.automata.finite import cycle_states, dfa_is_finite, dfa_texts
+from constrained.automata.byte_dfa import cycle_states, regex_to_byte_dfa
+from constrained.automata.finite import dfa_is_finite, dfa_texts
 
 
 @pytest.mark.parametrize("pattern,finite", [

@@ -3,8 +3,7 @@ import itertools
 
 import pytest
 
-from constrained.automata.byte_dfa import regex_to_byte_dfa
-from constrained.automata.finite import cycle_states
+from constrained.automata.byte_dfa import cycle_states, regex_to_byte_dfa
 from constrained.cfg.lexer import Lexer
 
 PATTERNS = ["abc", "(a|bc){0,3}d?", "a*b", "[0-9]+", '"(name|nick|id)"', '"[^"\\\\]*"',
