@@ -22,6 +22,7 @@ that lexed its bracket is one the grammar names (``Grammar.distinct_arrays``).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from itertools import chain
 
@@ -34,11 +35,11 @@ from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, ST
                         STRING_ESC, VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
 from ..gc_untrack import untrack_all
+from .key_completions import MAX_COMPLETIONS, automaton_completions
 from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
 
 _MAX_WALK = 200_000      # states of one walk along the existing keys
-_MAX_SUFFIXES = 4096     # key completions from one lexer state compared as a set
 _CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tokens are kept
 _MASKED_CACHE_SIZE = 512  # and whose masks without them are kept (16 KB each for llama3)
 _QUOTE = 0x22
@@ -198,6 +199,13 @@ class DistinctStringsMatcher(CFGMatcher):
                     continue
                 key_raw, nq, rows, walk = after
                 tail = data[cut:]
+                ends = walk.open_ends(nq, key_raw) if b"\\" not in tail else None
+                if ends is not None:
+                    if _has_prefix(ends[0], tail):   # an unused key goes on from there
+                        continue
+                    if _has_prefix(ends[1], tail):   # only used ones do
+                        bad.append(t)
+                        continue
                 raw = key_raw + tail
                 written, partial = decoded_prefix(raw)
                 if not partial and not _starts_some(written, walk.used):
@@ -406,7 +414,7 @@ class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
     __slots__ = ("used", "acc", "rows", "exits", "infinite", "trans", "memo",
-                 "suffixes")
+                 "suffixes", "ends", "components", "dfas")
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
@@ -424,7 +432,10 @@ class _KeyWalk:
         self.exits: dict = lexer.memo.setdefault("exits", {})
         self.infinite: list[bool] = lexer.infinite
         self.suffixes: dict = lexer.memo.setdefault("key_suffixes", {})  # see _suffixes
+        self.components = lexer.components
+        self.dfas = lexer.dfas
         self.memo: dict = {}        # node -> bool
+        self.ends: dict = {}        # see open_ends
         untrack_all(self)           # refers to a lexer's tables, never to itself
 
     def _out(self, q: int) -> tuple:
@@ -448,32 +459,42 @@ class _KeyWalk:
     def _suffixes(self, q: int) -> frozenset | None:
         """The decoded texts that complete a key from lexer state ``q`` (which reaches no
         cycle: finitely many) when the text before ``q`` ends at a character boundary; None
-        past _MAX_SUFFIXES of them, or when some text from ``q`` ends other than at a closing
+        past MAX_COMPLETIONS of them, or when some text from ``q`` ends other than at a closing
         quote or goes on past an unescaped quote (a lexeme holding more than the key: the
-        walk decides). Kept per lexer: they do not depend on the keys written."""
+        walk decides). The union of the live components' own (cfg.key_completions);
+        kept per lexer: they do not depend on the keys written."""
         got = self.suffixes.get(q, False)
         if got is not False:
             return got
-        acc, out, stack, steps = self.acc, set(), [(q, b"")], 0
-        while stack and out is not None:
-            s, raw = stack.pop()
-            partial = decoded_prefix(raw)[1]
-            for b, nxt in self._out(s):
-                if b == _QUOTE and not partial:
-                    if not acc[nxt]:
-                        out = None
-                        break
-                    out.add(decoded_prefix(raw)[0])
-                    continue
-                if acc[nxt]:
+        out: set | None = set()
+        for c, s in enumerate(self.components[q].tolist()):
+            if s >= 0:
+                part = automaton_completions(self.dfas[c], s)
+                if part is None:
                     out = None
                     break
-                stack.append((nxt, raw + bytes((b,))))
-                steps += 1
-            if out is not None and (len(out) > _MAX_SUFFIXES or steps > 8 * _MAX_SUFFIXES):
-                out = None
+                out |= part
+                if len(out) > MAX_COMPLETIONS:
+                    out = None
+                    break
         got = self.suffixes[q] = None if out is None else frozenset(out)
         untrack_all(got)
+        return got
+
+    def open_ends(self, q: int, raw: bytes) -> tuple | None:
+        """(the completions from lexer state ``q`` that make key text ``raw`` an unused key,
+        every completion from there), each sorted; None when ``raw`` has an escape or the
+        completions are not a small finite set (see _suffixes). A text read on from ``q``
+        reaches an unused key iff it starts some string of the first list."""
+        got = self.ends.get((q, raw), False)
+        if got is False:
+            got = None
+            if b"\\" not in raw and not self.infinite[q]:
+                every = self._suffixes(q)
+                if every is not None:
+                    used = self.used
+                    got = (sorted(x for x in every if raw + x not in used), sorted(every))
+            self.ends[(q, raw)] = got
         return got
 
     def live(self, q: int, raw: bytes) -> bool:
@@ -524,6 +545,12 @@ class _KeyWalk:
 
 _PREFIXES = LRUCache(256)      # key set -> every prefix of its keys, with its count
 _KEY_PREFIXES = LRUCache(8192)  # key -> its prefixes (a set grows a key at a time: the others recur)
+
+
+def _has_prefix(texts: list[bytes], text: bytes) -> bool:
+    """Whether ``text`` is a prefix of some string of the sorted list ``texts``."""
+    i = bisect_left(texts, text)
+    return i < len(texts) and texts[i].startswith(text)
 
 
 def _starts_some(text: bytes, used: frozenset) -> bool:

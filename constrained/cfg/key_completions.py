@@ -1,0 +1,107 @@
+"""The texts that complete a JSON key from a state of one terminal's automaton.
+
+The distinct-keys check (cfg.distinct_strings) asks, for a lexer state inside a key, which
+decoded texts can still close the key: a key text is dead when every completion spells a key
+its object already has. A lexer's state is a tuple of its terminals' states and it accepts
+what they accept, so the answer is the union of the terminals' own, and those are kept here
+process-wide, per (automaton, state): the automata of key names recur in every lexer, and
+every schema, that has them.
+
+A finite key language can still have too many texts to list (``"[a-z]{1,10}"``): the texts
+are counted first (one pass over the automaton's states) and listed only when few.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..automata import ByteDFA
+from ..gc_untrack import untrack_all
+from ..lru import LRUCache
+from .json_scan import decoded_prefix
+
+MAX_COMPLETIONS = 4096      # more completions than this are not listed
+_QUOTE = 0x22
+
+# automaton key -> (exits per state, accepted texts counted from a state)
+_FACTS = LRUCache(4096)
+# (automaton key, state) -> completions, or _NONE
+_COMPLETIONS = LRUCache(16_384)
+_NONE = frozenset([None])
+
+
+def automaton_completions(dfa: ByteDFA, q: int) -> frozenset | None:
+    """The decoded texts that complete a key from state ``q`` of ``dfa`` when the text
+    before ``q`` ends at a character boundary; None when more than MAX_COMPLETIONS, when
+    infinitely many, or when some text from ``q`` ends other than at a closing quote or goes
+    on past an unescaped quote (a lexeme holding more than a key)."""
+    key = (dfa.key, q)
+    got = _COMPLETIONS.get(key)
+    if got is None:
+        got = _list(dfa, q)
+        if got is None:
+            got = _NONE
+        else:
+            untrack_all(got)
+        got = _COMPLETIONS.put(key, got)
+    return None if got is _NONE else got
+
+
+def _list(dfa: ByteDFA, q: int) -> frozenset | None:
+    if dfa.cycle_states[q]:
+        return None
+    exits, counts = _facts(dfa)
+    if _count(exits, dfa.accepting, q, counts) > MAX_COMPLETIONS:
+        return None
+    accepting = dfa.accepting
+    out = set()
+    stack = [(q, b"")]
+    while stack:
+        s, raw = stack.pop()
+        partial = decoded_prefix(raw)[1]
+        for b, nxt in exits[s]:
+            if b == _QUOTE and not partial:
+                if not accepting[nxt]:
+                    return None
+                out.add(decoded_prefix(raw)[0])
+                continue
+            if accepting[nxt]:
+                return None
+            stack.append((nxt, raw + bytes((b,))))
+    return frozenset(out)
+
+
+def _facts(dfa: ByteDFA) -> tuple[list, dict]:
+    """(the (byte, target) exits of every state, a memo of _count), per automaton."""
+    got = _FACTS.get(dfa.key)
+    if got is None:
+        trans = dfa.transitions
+        rows, cols = np.nonzero(trans >= 0)
+        targets = trans[rows, cols].tolist()
+        starts = np.searchsorted(rows, np.arange(len(trans) + 1)).tolist()
+        cols = cols.tolist()
+        exits = [tuple(zip(cols[starts[s]:starts[s + 1]], targets[starts[s]:starts[s + 1]]))
+                 for s in range(len(trans))]
+        got = (exits, {})
+        untrack_all(exits, got)     # ints, in tuples, in a list
+        got = _FACTS.put(dfa.key, got)
+    return got
+
+
+def _count(exits: list, accepting: np.ndarray, q: int, memo: dict) -> int:
+    """How many paths lead from ``q`` to an accepting state (at least as many as the texts
+    that complete a key from there), capped just past MAX_COMPLETIONS. ``q`` reaches no
+    cycle."""
+    stack = [q]
+    while stack:
+        s = stack[-1]
+        if s in memo:
+            stack.pop()
+            continue
+        pending = [nxt for _, nxt in exits[s] if nxt not in memo]
+        if pending:
+            stack += pending
+            continue
+        total = sum(memo[nxt] + bool(accepting[nxt]) for _, nxt in exits[s])
+        memo[s] = min(total, MAX_COMPLETIONS + 1)
+        stack.pop()
+    return memo[q]
