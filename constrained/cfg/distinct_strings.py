@@ -199,12 +199,12 @@ class DistinctStringsMatcher(CFGMatcher):
                     continue
                 key_raw, nq, rows, walk = after
                 tail = data[cut:]
-                ends = walk.open_ends(nq, key_raw) if b"\\" not in tail else None
-                if ends is not None:
-                    if _has_prefix(ends[0], tail):   # an unused key goes on from there
-                        continue
-                    if _has_prefix(ends[1], tail):   # only used ones do
-                        bad.append(t)
+                ends = walk.sorted_ends(nq) if b"\\" not in tail else None
+                if ends is not None and b"\\" not in key_raw:
+                    verdict = _unused_after(ends, key_raw, tail, walk.used)
+                    if verdict is not None:
+                        if not verdict:
+                            bad.append(t)
                         continue
                 raw = key_raw + tail
                 written, partial = decoded_prefix(raw)
@@ -414,7 +414,7 @@ class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
     __slots__ = ("used", "acc", "rows", "exits", "infinite", "trans", "memo",
-                 "suffixes", "ends", "components", "dfas")
+                 "suffixes", "sorted", "components", "dfas")
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
@@ -435,7 +435,7 @@ class _KeyWalk:
         self.components = lexer.components
         self.dfas = lexer.dfas
         self.memo: dict = {}        # node -> bool
-        self.ends: dict = {}        # see open_ends
+        self.sorted: dict = lexer.memo.setdefault("sorted_ends", {})   # see sorted_ends
         untrack_all(self)           # refers to a lexer's tables, never to itself
 
     def _out(self, q: int) -> tuple:
@@ -481,20 +481,14 @@ class _KeyWalk:
         untrack_all(got)
         return got
 
-    def open_ends(self, q: int, raw: bytes) -> tuple | None:
-        """(the completions from lexer state ``q`` that make key text ``raw`` an unused key,
-        every completion from there), each sorted; None when ``raw`` has an escape or the
-        completions are not a small finite set (see _suffixes). A text read on from ``q``
-        reaches an unused key iff it starts some string of the first list."""
-        got = self.ends.get((q, raw), False)
+    def sorted_ends(self, q: int) -> list[bytes] | None:
+        """The completions from lexer state ``q`` (_suffixes), sorted; None when they are
+        not a small finite set. Kept per lexer."""
+        got = self.sorted.get(q, False)
         if got is False:
-            got = None
-            if b"\\" not in raw and not self.infinite[q]:
-                every = self._suffixes(q)
-                if every is not None:
-                    used = self.used
-                    got = (sorted(x for x in every if raw + x not in used), sorted(every))
-            self.ends[(q, raw)] = got
+            got = None if self.infinite[q] else self._suffixes(q)
+            got = self.sorted[q] = None if got is None else sorted(got)
+            untrack_all(got)
         return got
 
     def live(self, q: int, raw: bytes) -> bool:
@@ -547,10 +541,18 @@ _PREFIXES = LRUCache(256)      # key set -> every prefix of its keys, with its c
 _KEY_PREFIXES = LRUCache(8192)  # key -> its prefixes (a set grows a key at a time: the others recur)
 
 
-def _has_prefix(texts: list[bytes], text: bytes) -> bool:
-    """Whether ``text`` is a prefix of some string of the sorted list ``texts``."""
-    i = bisect_left(texts, text)
-    return i < len(texts) and texts[i].startswith(text)
+def _unused_after(ends: list[bytes], raw: bytes, tail: bytes, used: frozenset) -> bool | None:
+    """Whether key text ``raw`` (no escape) read on by ``tail`` can still become a key not in
+    ``used``, given the sorted completions ``ends`` of ``raw``; None when ``tail`` starts
+    none of them."""
+    i, n = bisect_left(ends, tail), len(ends)
+    found = None
+    while i < n and ends[i].startswith(tail):
+        if raw + ends[i] not in used:
+            return True
+        found = False
+        i += 1
+    return found
 
 
 def _starts_some(text: bytes, used: frozenset) -> bool:

@@ -162,12 +162,14 @@ class _Rows:
 def _infinite_states(components: np.ndarray, dfas: tuple[ByteDFA, ...]) -> list[bool]:
     """Per state of a product: whether some live component reaches a cycle of its automaton,
     which is whether infinitely many texts lead on from there (the product of trimmed
-    automata accepts the union of what its components accept from their states)."""
-    out = np.zeros(len(components), dtype=bool)
-    for c, dfa in enumerate(dfas):
-        states = components[:, c]
-        live = states >= 0
-        out[live] |= dfa.cycle_states[states[live]].astype(bool)
-    got = out.tolist()
+    automata accepts the union of what its components accept from their states). One
+    lookup in the components' cycle flags laid end to end (a dead component reads the
+    trailing 0)."""
+    flags = [dfa.cycle_states for dfa in dfas]
+    starts = np.zeros(len(flags), dtype=np.int64)
+    np.cumsum([len(f) for f in flags[:-1]], out=starts[1:])
+    table = np.concatenate(flags + [np.zeros(1, dtype=np.uint8)])
+    at = np.where(components >= 0, components + starts, len(table) - 1)
+    got = table[at].any(axis=1).tolist()
     untrack_all(got)
     return got
