@@ -233,26 +233,43 @@ out:
     return result;
 }
 
-/* future_rows(t, acc, q): the part of t (n rows, -1 = no edge) reachable from state q, its
- * states numbered breadth-first from q (bytes ascending) as bytes of int32: per state, its
+/* future_rows(t, acc, q[, ends]): the part of t (n rows, -1 = no edge) reachable from state q,
+ * its states numbered breadth-first from q (bytes ascending) as bytes of int32: per state, its
  * accepting flag, then its row as runs (end byte, exclusive; target's number or -1) up to 256.
  * Two states (of any tables) from which the same texts lead to acceptance give the same text
- * when their tables are minimal; different texts always mean different futures. */
+ * when their tables are minimal; different texts always mean different futures. ``ends``
+ * (int32, increasing, last 256) cuts the bytes into runs on which every row is constant (the
+ * runs of the table's byte classes): a row is then read a run at a time, not a byte. */
 static PyObject *future_rows(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *objs[2];
+    PyObject *objs[3] = {NULL, NULL, NULL};
     long long q0;
-    if (!PyArg_ParseTuple(args, "OOL", &objs[0], &objs[1], &q0)) return NULL;
-    Py_buffer v[2];
-    if (get_buffers(objs, v, 2, 2) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "OOL|O", &objs[0], &objs[1], &q0, &objs[2])) return NULL;
+    int nv = objs[2] ? 3 : 2;
+    Py_buffer v[3];
+    if (get_buffers(objs, v, nv, nv) < 0) return NULL;
     Py_buffer vt = v[0], va = v[1];
     PyObject *result = NULL;
     Py_ssize_t n = vt.len / (4 * 256);
     int32_t *ids = NULL, *order = NULL, *out = NULL;
+    /* ends of the byte runs every row is constant on (all 256 bytes when not given) */
+    int32_t all_ends[256];
+    const int32_t *ends = all_ends;
+    Py_ssize_t n_runs = 256;
+    for (int b = 0; b < 256; b++) all_ends[b] = b + 1;
+    int bad_runs = 0;
+    if (nv == 3) {
+        ends = v[2].buf;
+        n_runs = v[2].len / 4;
+        bad_runs = v[2].itemsize != 4 || n_runs < 1 || n_runs > 256 || ends[n_runs - 1] != 256;
+        for (Py_ssize_t r = 0; r < n_runs && !bad_runs; r++)
+            bad_runs = ends[r] <= (r ? ends[r - 1] : 0);
+    }
     if (vt.itemsize != 4 || vt.len % (4 * 256) || va.itemsize != 1 || va.len != n || q0 < 0 ||
-        q0 >= n) {
+        q0 >= n || bad_runs) {
         PyErr_SetString(PyExc_ValueError,
-                        "future_rows: expected int32[n, 256], bool[n] and 0 <= q < n");
+                        "future_rows: expected int32[n, 256], bool[n], 0 <= q < n and "
+                        "increasing int32 run ends up to 256");
         goto done;
     }
     const int32_t *t = vt.buf;
@@ -281,7 +298,8 @@ static PyObject *future_rows(PyObject *self, PyObject *args) {
             out = grown;
         }
         out[len++] = acc[order[i]] != 0;
-        for (int b = 0; b < 256; b++) {
+        for (Py_ssize_t r = 0; r < n_runs; r++) {
+            int b = r ? ends[r - 1] : 0;     /* the run's bytes all lead to row[b] */
             int32_t x = row[b];
             if (x < -1 || x >= n) {
                 PyErr_SetString(PyExc_ValueError,
@@ -292,8 +310,8 @@ static PyObject *future_rows(PyObject *self, PyObject *args) {
                 ids[x] = (int32_t)k;
                 order[k++] = x;
             }
-            if (b == 255 || row[b + 1] != x) {      /* a run of one target ends at b */
-                out[len++] = b + 1;
+            if (r == n_runs - 1 || row[ends[r]] != x) {     /* a run of one target ends */
+                out[len++] = ends[r];
                 out[len++] = x < 0 ? -1 : ids[x];
             }
         }
@@ -303,8 +321,7 @@ done:
     free(ids);
     free(order);
     free(out);
-    PyBuffer_Release(&vt);
-    PyBuffer_Release(&va);
+    for (int i = 0; i < nv; i++) PyBuffer_Release(&v[i]);
     return result;
 }
 
@@ -704,7 +721,8 @@ static PyMethodDef methods[] = {
      "cycle_reach(transitions int32[n, 256], out uint8[n]): out[s] = 1 when a cycle is "
      "reachable from state s"},
     {"future_rows", future_rows, METH_VARARGS,
-     "future_rows(transitions int32[n, 256], accepting bool[n], q) -> bytes: the table read "
+     "future_rows(transitions int32[n, 256], accepting bool[n], q[, run_ends int32]) -> bytes: "
+     "the table read "
      "from q, numbered breadth-first from it (see _dfa_tables.c)"},
     {"minimize_table", minimize_table, METH_VARARGS,
      "minimize_table(transitions int32[n, 256], accepting bool[n], initial, ids int32[n], "

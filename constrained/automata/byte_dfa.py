@@ -81,10 +81,20 @@ class ByteDFA:
             futures = self.__dict__.setdefault("_futures", {})
         got = futures.get(state)
         if got is None:
-            rows = future_rows(np.ascontiguousarray(self.transitions, dtype=np.int32),
-                               np.ascontiguousarray(self.accepting, dtype=np.uint8), int(state))
+            trans, accepting, run_ends = self._future_args
+            rows = future_rows(trans, accepting, int(state), run_ends)
             got = futures[state] = hashlib.sha256(b"future-v1|" + rows).hexdigest()
         return got
+
+    @cached_property
+    def _future_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """future_rows' arguments: the table, the accepting flags as bytes, and where the
+        runs of equal byte classes end (every row is constant on each run)."""
+        classes = self.byte_classes
+        run_ends = np.append(np.flatnonzero(classes[1:] != classes[:-1]) + 1, 256)
+        return (np.ascontiguousarray(self.transitions, dtype=np.int32),
+                np.ascontiguousarray(self.accepting, dtype=np.uint8),
+                run_ends.astype(np.int32))
 
     @cached_property
     def cycle_states(self) -> np.ndarray:

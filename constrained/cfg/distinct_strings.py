@@ -162,7 +162,7 @@ class DistinctStringsMatcher(CFGMatcher):
                     elif not text:
                         fits = bool(frames)
                     else:
-                        fits = any(_starts_some(text, used) for used in frames)
+                        fits = _starts_any(text, frames)
                     if fits:
                         check.append(t)
                         break
@@ -560,6 +560,18 @@ def _starts_some(text: bytes, used: frozenset) -> bool:
     if len(used) <= 16:
         return any(k.startswith(text) for k in used)
     return text in _prefixes(used)
+
+
+def _starts_any(text: bytes, frames: list[frozenset]) -> bool:
+    """Whether ``text`` is a prefix of some string of some set of ``frames``."""
+    for used in frames:
+        if len(used) <= 16:
+            for k in used:
+                if k.startswith(text):
+                    return True
+        elif text in _prefixes(used):
+            return True
+    return False
 
 
 def _starting(text: bytes, used: frozenset) -> int:

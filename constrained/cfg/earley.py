@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from array import array
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from .prepare import PreparedGrammar
 Item = tuple  # (alternative, dot, origin index | -1)
 
 DEAD = object()     # a memoized advance that fits no item
+_INT32 = "i" if array("i").itemsize == 4 else "l"     # the C closure's item fields
 
 
 class _Predictions:
@@ -291,7 +293,7 @@ def _symbols(packed: bytes) -> list[int]:
 
 def _pack(items) -> bytes:
     """Items ``(alternative, dot, k)`` as the C closure packs them (int32 triples)."""
-    return np.array(list(items), dtype=np.int32).reshape(-1, 3).tobytes()
+    return array(_INT32, itertools.chain.from_iterable(items)).tobytes()
 
 
 def _unpack(packed: bytes) -> list[tuple]:

@@ -3,7 +3,7 @@ numpy, hash collisions included, and the DFA cache key that hashes a table by cl
 import numpy as np
 import pytest
 
-from constrained.automata._dfa_tables import class_columns, column_classes
+from constrained.automata._dfa_tables import class_columns, column_classes, future_rows
 from constrained.automata.byte_dfa import ByteDFA, regex_to_byte_dfa
 
 _FNV_PRIME = 0x01000193
@@ -122,3 +122,25 @@ def test_future_keys_agree_across_automata():
     tail_one, tail_two = one.walk(one.initial, b'"x'), two.walk(two.initial, b'"x')
     assert one.future_key(tail_one) == two.future_key(tail_two)
     assert one.future_key(one.walk(one.initial, b'"na')) != two.future_key(tail_two)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_future_rows_read_by_class_runs_equal_those_read_by_bytes(seed):
+    """A row read a run of equal byte classes at a time gives the text read a byte at a
+    time, for every state (random tables: any runs of equal columns will do)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    trans = _random_table(rng, n, n)
+    accepting = rng.integers(0, 2, size=n).astype(np.uint8)
+    classes = _reference_classes(trans)
+    ends = np.append(np.flatnonzero(classes[1:] != classes[:-1]) + 1, 256).astype(np.int32)
+    for q in range(n):
+        assert future_rows(trans, accepting, q, ends) == future_rows(trans, accepting, q)
+
+
+def test_future_rows_refuse_run_ends_that_do_not_cut_the_bytes():
+    trans = np.full((1, 256), -1, dtype=np.int32)
+    accepting = np.zeros(1, dtype=np.uint8)
+    for ends in ([10, 5, 256], [10, 200], [0, 256], []):
+        with pytest.raises(ValueError):
+            future_rows(trans, accepting, 0, np.array(ends, dtype=np.int32))
