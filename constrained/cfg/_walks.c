@@ -27,6 +27,10 @@
  * slice token of at most K characters is ORed at once (``text_slice`` row K). When K is tight
  * (no text of K + 1 characters survives: a counted string near its end), every slice node is
  * skipped: its longer tokens are dropped anyway.
+ * Any walk also takes whole every subtree entered in its start state whose tokens are text
+ * of at most K bytes from there on (``rest``: the most bytes of a token from a node's byte
+ * on): the remainders of tokens whose lexeme ended before them, read by a counted string (a
+ * long string's next chunk, say) that reads any K characters.
  * Its cost is the number of nodes reached, never the vocabulary size. Arrays come in through
  * the buffer protocol (numpy); ok tokens go to a caller's bitmask or come back as int32 bytes,
  * crossing nodes as int32 bytes grouped by class.
@@ -36,7 +40,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 18 };
+enum { N_BUF = 19 };
 
 /* Whether lexer state s stays alive on every text the reference automaton ``text`` reads from
  * r0 (a simulation: every reachable pair (r, x) has x alive wherever r is). On success every
@@ -198,19 +202,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     long long text_start;
     /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
        roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars,
-       cap */
+       cap, rest */
     long long cap;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOL", &objs[0], &objs[1], &start, &objs[2],
-                          &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLO", &objs[0], &objs[1], &start,
+                          &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
-                          &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap))
+                          &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap,
+                          &objs[18]))
         return NULL;
     static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1, 4, 1,
-                                            2};
+                                            2, 1};
     static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
                                        "hi", "own", "token_ids", "sub", "roots", "out_words",
                                        "text", "clean", "sim", "text_slice", "slice_chars",
-                                       "text_chars"};
+                                       "text_chars", "rest"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF; got++) {
@@ -239,6 +244,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const uint32_t *text_slice = v[15].buf;      /* (cap + 1) rows of n_words */
     const uint8_t *slice_chars = v[16].buf;      /* 0, or a slice node's most characters */
     int16_t *text_chars = v[17].buf;             /* per lexer state, -1 unknown */
+    const uint8_t *rest = v[18].buf;    /* per node: most bytes of a token from its byte on */
     Py_ssize_t n_text = v[12].len / (4 * 256);
     Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
     Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[11].len / 4;
@@ -252,7 +258,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
               text_start < 0 || text_start >= n_text || text_start > 7 ||
               v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states ||
-              cap < 0 || cap > 255 || v[17].len != 2 * n_states;
+              cap < 0 || cap > 255 || v[17].len != 2 * n_states || v[18].len != n_nodes;
     for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
         bad = roots[r] < 0 || roots[r] >= n_nodes;
         if (!bad) {
@@ -311,6 +317,21 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 covered = 1;     /* its tokens that are viable are in text_slice row budget */
                 i = skip[i];
                 continue;
+            }
+            if (s == start && cap > 0 && rest[i] <= cap && ((clean[i] >> text_start) & 1)) {
+                /* every token below is text of at most rest[i] bytes from here, and the
+                   walk's start state survives every text of that many characters */
+                if (text_chars[start] < 0) {
+                    int k = chars_read(trans, cross, n_states, text, n_text,
+                                       (int32_t)text_start, (int32_t)start, (int)cap);
+                    if (k < 0) { oom = 1; break; }
+                    text_chars[start] = (int16_t)k;
+                }
+                if ((text_chars[start] & 0xff) >= rest[i]) {
+                    for (int32_t k = lo[i]; k < hi[i]; k++) EMIT(k);
+                    i = skip[i];
+                    continue;
+                }
             }
             if ((clean[i] >> text_start) & 1) {
                 /* every token below is text s keeps reading: all are ok */
@@ -639,7 +660,7 @@ static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
      "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, "
-     "cap) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to out_words as bits "
+     "cap, rest) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
     {"exact_tokens", exact_tokens, METH_VARARGS,

@@ -52,6 +52,7 @@ class PreorderTrie:
     clean: np.ndarray         # uint8: bit r when the text automaton reads the subtree from r
     slice_chars: np.ndarray   # uint8: text slice nodes (see _walks.c), their tokens' most chars
     text_slice: np.ndarray    # uint32[SLICE_CHARS + 1, words]: row k, slice tokens of <= k chars
+    rest: np.ndarray          # uint8: the most bytes of a token below, from the node's byte on
     max_depth: int
     words: int                # int32 words of a bitmask holding every token id
     vocab_hash: str
@@ -100,9 +101,23 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         slice_chars, text_slice = slices
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
                            arrays["token_ids"], sub, clean, slice_chars, text_slice,
-                           max(1, int(depth.max(initial=0))), words, vocab.hash)
+                           _rest_bytes(depth, skip), max(1, int(depth.max(initial=0))), words,
+                           vocab.hash)
         _PREORDER[vocab] = pre
     return pre
+
+
+def _rest_bytes(depth: np.ndarray, skip: np.ndarray) -> np.ndarray:
+    """Per node, the most bytes of a token below it counted from the node's own byte (the
+    deepest node of its subtree ``[i, skip[i])``), capped at 255."""
+    n = len(depth)
+    if not n:
+        return np.zeros(0, dtype=np.uint8)
+    bounds = np.empty(2 * n, dtype=np.int64)
+    bounds[0::2] = np.arange(n)
+    bounds[1::2] = skip
+    deepest = np.maximum.reduceat(np.append(depth, 0), bounds)[0::2]
+    return np.minimum(deepest.astype(np.int32) - depth + 1, 255).astype(np.uint8)
 
 
 def _text_slices(arrays: dict, clean: np.ndarray, words: int) -> tuple[np.ndarray, np.ndarray]:
@@ -185,7 +200,7 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
                                 trie.token_ids, trie.sub, trie.max_depth, roots, words,
                                 _TEXT.transitions, _TEXT.initial, trie.clean,
                                 lexer.simulates_text, trie.text_slice if as_words else _NONE,
-                                trie.slice_chars, lexer.text_chars, SLICE_CHARS)
+                                trie.slice_chars, lexer.text_chars, SLICE_CHARS, trie.rest)
     terms = lexer.class_terms
     groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups

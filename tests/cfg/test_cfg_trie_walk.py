@@ -122,6 +122,45 @@ def test_walks_in_counted_strings_equal_byte_by_byte(llama3_vocab):
     assert all(r >> 8 for r in reads[:-1])     # tight: no string reads more than 12 characters
 
 
+def test_subtree_walks_into_a_counted_chunk_equal_byte_by_byte(llama3_vocab):
+    """A long string's chunks: the remainders of tokens that end a chunk are read from the
+    next chunk's empty lexeme, which reads any text of up to SLICE_CHARS characters, so
+    subtrees of short text are taken whole (once it knows how much text it reads)."""
+    g = Grammar.from_json_schema({"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 300}}, "required": ["s"]})
+    pg = prepare_grammar(g)
+    trie = preorder_trie(llama3_vocab)
+    # the chunks after the first: text that neither opens the string nor reads short
+    chunks = [i for i, d in enumerate(pg.dfas)
+              if not d.pattern.startswith('"') and d.n_states > 100]
+    assert len(chunks) >= 2
+    rng = random.Random(11)
+    texts = [n for n in range(trie.n_nodes) if trie.clean[n] & 1 and trie.rest[n] <= 32]
+    read = []
+    for chunk in chunks:
+        lex = Lexer(frozenset({chunk}), pg.dfas)
+        token_tables._SUBTREE_WALKS.clear()
+        nodes = sorted(rng.sample(range(trie.n_nodes), 300) + rng.sample(texts, 300))
+        roots, end = [], -1
+        for n in nodes:
+            if n >= end:
+                roots.append(n)
+                end = int(trie.skip[n])
+        roots = np.array(roots, dtype=np.int32)
+        got = _as_sets(trie, *walk_subtrees(lex, trie, roots))
+        assert got == _brute(lex, llama3_vocab, 0, sorted(_pairs(trie, roots)))
+        read.append(int(lex.text_chars[0]) & 0xFF)
+    assert max(read) > 0        # the shortcut's test ran, and some chunk reads text
+
+
+def test_rest_bytes_are_the_longest_remainder_below_each_node(llama3_vocab):
+    trie = preorder_trie(llama3_vocab)
+    for n in random.Random(5).sample(range(trie.n_nodes), 300):
+        longest = max(len(llama3_vocab.token_bytes[int(t)])
+                      for t in trie.token_ids[trie.lo[n]:trie.hi[n]])
+        assert trie.rest[n] == min(longest - int(trie.depth[n]) + 1, 255)
+
+
 def test_text_slice_rows_hold_text_tokens_by_characters(llama3_vocab):
     trie = preorder_trie(llama3_vocab)
     rows = trie.text_slice
