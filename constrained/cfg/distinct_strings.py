@@ -22,7 +22,6 @@ that lexed its bracket is one the grammar names (``Grammar.distinct_arrays``).
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from itertools import chain
 
@@ -199,17 +198,7 @@ class DistinctStringsMatcher(CFGMatcher):
                     continue
                 key_raw, nq, rows, walk = after
                 tail = data[cut:]
-                ends = walk.sorted_ends(nq) if b"\\" not in tail else None
-                if ends is not None and b"\\" not in key_raw:
-                    verdict = _unused_after(ends, key_raw, tail, walk.used)
-                    if verdict is not None:
-                        if not verdict:
-                            bad.append(t)
-                        continue
                 raw = key_raw + tail
-                written, partial = decoded_prefix(raw)
-                if not partial and not _starts_some(written, walk.used):
-                    continue
                 for b in tail:
                     nq = rows[nq][b]
                     if nq < 0:
@@ -218,8 +207,17 @@ class DistinctStringsMatcher(CFGMatcher):
                     if walk.infinite[nq]:       # infinitely many keys go on from there
                         if not cut or (not key_raw and _opens_key_only(head, value_string)):
                             safe.add(t)     # whatever the keys written
+                        continue
+                    ends = walk.completions(nq) if b"\\" not in raw else None
+                    if ends is not None:    # finitely many: is one unused?
+                        used = walk.used
+                        if all(raw + end in used for end in ends):
+                            bad.append(t)
                     elif not walk.live(nq, raw):
                         bad.append(t)
+                    continue
+                written, partial = decoded_prefix(raw)
+                if not partial and not _starts_some(written, walk.used):
                     continue
             if self._keeps_keys_distinct(scanned, data, state) is None:
                 bad.append(t)
@@ -414,7 +412,7 @@ class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
     __slots__ = ("used", "acc", "rows", "exits", "infinite", "trans", "memo",
-                 "suffixes", "sorted", "components", "dfas")
+                 "suffixes", "components", "dfas")
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
@@ -435,7 +433,6 @@ class _KeyWalk:
         self.components = lexer.components
         self.dfas = lexer.dfas
         self.memo: dict = {}        # node -> bool
-        self.sorted: dict = lexer.memo.setdefault("sorted_ends", {})   # see sorted_ends
         untrack_all(self)           # refers to a lexer's tables, never to itself
 
     def _out(self, q: int) -> tuple:
@@ -481,15 +478,9 @@ class _KeyWalk:
         untrack_all(got)
         return got
 
-    def sorted_ends(self, q: int) -> list[bytes] | None:
-        """The completions from lexer state ``q`` (_suffixes), sorted; None when they are
-        not a small finite set. Kept per lexer."""
-        got = self.sorted.get(q, False)
-        if got is False:
-            got = None if self.infinite[q] else self._suffixes(q)
-            got = self.sorted[q] = None if got is None else sorted(got)
-            untrack_all(got)
-        return got
+    def completions(self, q: int) -> frozenset | None:
+        """_suffixes(q) when finitely many texts lead on from ``q`` (else None)."""
+        return None if self.infinite[q] else self._suffixes(q)
 
     def live(self, q: int, raw: bytes) -> bool:
         node, answer = self._enter(q, raw)
@@ -539,20 +530,6 @@ class _KeyWalk:
 
 _PREFIXES = LRUCache(256)      # key set -> every prefix of its keys, with its count
 _KEY_PREFIXES = LRUCache(8192)  # key -> its prefixes (a set grows a key at a time: the others recur)
-
-
-def _unused_after(ends: list[bytes], raw: bytes, tail: bytes, used: frozenset) -> bool | None:
-    """Whether key text ``raw`` (no escape) read on by ``tail`` can still become a key not in
-    ``used``, given the sorted completions ``ends`` of ``raw``; None when ``tail`` starts
-    none of them."""
-    i, n = bisect_left(ends, tail), len(ends)
-    found = None
-    while i < n and ends[i].startswith(tail):
-        if raw + ends[i] not in used:
-            return True
-        found = False
-        i += 1
-    return found
 
 
 def _starts_some(text: bytes, used: frozenset) -> bool:
