@@ -9,7 +9,7 @@ from constrained.grammar.json_schema.chars import ANY_CHAR
 from constrained.grammar.json_schema.counted_strings import counted_string_automaton
 
 CASES = [(lo, hi) for lo in range(4) for hi in [None, lo, lo + 1, lo + 3]] + \
-    [(0, 32), (32, 32), (7, None), (10, 20)]
+    [(0, 32), (32, 32), (7, None), (10, 20), (0, 64), (20, None), (5, 70)]
 
 
 @pytest.mark.parametrize("lo, hi", CASES)

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, provide_builder, regex_to_byte_dfa
-from ...automata.determinize import minimize
+from ...automata.determinize import number_canonically
 from .chars import ANY_CHAR
 
 _SHAPE = re.compile('(")?' + re.escape(ANY_CHAR) + r'\{(\d+)(?:(,)(\d*))?\}(")?')
@@ -39,36 +39,43 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     char = regex_to_byte_dfa(ANY_CHAR)
     done = int(np.flatnonzero(char.accepting)[0])      # the state after one whole character
     keep = np.flatnonzero(np.arange(char.n_states) != done)
-    index = np.full(char.n_states, -1, dtype=np.int64)
-    index[keep] = np.arange(len(keep))
+    index = np.full(char.n_states, -1, dtype=np.int32)
+    index[keep] = np.arange(len(keep), dtype=np.int32)
     n = len(keep)                                       # states of one copy (no "done")
     q0 = int(index[char.initial])
     inner = char.transitions[keep]
+    local = index[np.maximum(inner, 0)]                 # a copy's rows, numbered from 0
+    finish = inner == done                              # a character ends: the next copy
+    dead = inner < 0
     base = 1 if opening else 0                          # state 0: before the opening quote
     # copies 0 .. full-1 of the character's states; ``top``: the state after the last copy
     # (hi characters read, or at least lo for {lo,}, whose characters run in copy lo-1)
     full = max(lo, 1) if hi is None else hi
     top = base + full * n
     final = top + 1                                     # after the closing quote
-    trans = np.full((final + 1, 256), -1, dtype=np.int32)
+    trans = np.empty((final + 1, 256), dtype=np.int32)    # every row written below
+    trans[:base] = -1
+    trans[top:] = -1
     acc = np.zeros(final + 1, dtype=bool)
 
-    def copy_rows(rows: np.ndarray, off: int, after: int) -> np.ndarray:
-        """``rows`` of the character DFA placed at copy ``off``; a finished character goes
-        to state ``after``."""
-        return np.where(rows == done, after,
-                        np.where(rows >= 0, index[np.maximum(rows, 0)] + off, -1))
+    def place(out: np.ndarray, rows: slice | int, off, after) -> None:
+        """Write the character DFA's ``rows`` into ``out`` at offset ``off``; a finished
+        character goes to ``after`` (per copy when copies are stacked on the first axis)."""
+        np.add(local[rows], off, out=out)
+        np.copyto(out, after, where=finish[rows])
+        np.copyto(out, -1, where=dead[rows])
 
-    for i in range(full):
-        off = base + i * n
-        after = base + (i + 1) * n + q0 if i + 1 < full else top
-        trans[off:off + n] = copy_rows(inner, off, after)
+    if full:
+        offs = (base + n * np.arange(full, dtype=np.int32)).reshape(full, 1, 1)
+        after = offs + n + q0                           # copy i's character ends in copy i+1
+        after[-1] = top
+        place(trans[base:top].reshape(full, n, 256), slice(None), offs, after)
     if hi is None and lo == 0:
         ends = [base + q0]                              # {0,}: copy 0 loops on itself
-        trans[base:base + n] = copy_rows(inner, base, base + q0)
+        place(trans[base:base + n], slice(None), base, base + q0)
     elif hi is None:
         ends = [top]
-        trans[top] = copy_rows(inner[q0], base + (lo - 1) * n, top)
+        place(trans[top], q0, base + (lo - 1) * n, top)
     else:
         ends = [base + i * n + q0 for i in range(lo, full)] + [top]
     if closing:
@@ -77,10 +84,11 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     else:
         acc[ends] = True
     if opening:
-        trans[0, _QUOTE] = base + q0
-    start = 0 if opening else base + q0
-    # the chain is minimal already: minimizing (in C) numbers it canonically
-    return ByteDFA(*minimize(trans, acc, start), pattern)
+        trans[0, _QUOTE] = base + q0 if full else top
+    start = 0 if opening else (base + q0 if full else top)
+    # the chain is minimal already (copies differ in the characters left, a copy's states are
+    # the character DFA's, every state reaches acceptance): numbering it is enough
+    return ByteDFA(*number_canonically(trans, acc, start), pattern)
 
 
 provide_builder(counted_string_automaton)   # also where a counted string is one alternative
