@@ -407,46 +407,49 @@ fail:
     return NULL;
 }
 
-/* sub[i]: the 256-bit set of the bytes of node i and of every node below it (preorder) */
+/* sub[i]: the 256-bit set of the bytes of node i and of every node below it (preorder);
+ * rest[i]: the most bytes of a token below node i counted from its own byte (the longest
+ * path down to a leaf, capped at 255) */
 static PyObject *subtree_bytes(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *o_byte, *o_skip, *o_out;
-    if (!PyArg_ParseTuple(args, "OOO", &o_byte, &o_skip, &o_out)) return NULL;
-    Py_buffer vb, vs, vo;
-    if (PyObject_GetBuffer(o_byte, &vb, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-    if (PyObject_GetBuffer(o_skip, &vs, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&vb);
-        return NULL;
+    PyObject *o_byte, *o_skip, *o_out, *o_rest;
+    if (!PyArg_ParseTuple(args, "OOOO", &o_byte, &o_skip, &o_out, &o_rest)) return NULL;
+    Py_buffer v[4];
+    PyObject *objs[4] = {o_byte, o_skip, o_out, o_rest};
+    int got = 0;
+    for (; got < 4; got++) {
+        int flags = PyBUF_C_CONTIGUOUS | (got >= 2 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objs[got], &v[got], flags) < 0) {
+            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+            return NULL;
+        }
     }
-    if (PyObject_GetBuffer(o_out, &vo, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&vb);
-        PyBuffer_Release(&vs);
-        return NULL;
-    }
-    Py_ssize_t n = vb.len;
+    Py_ssize_t n = v[0].len;
     PyObject *result = NULL;
-    if (vs.len != 4 * n || vo.len != 32 * n) {
+    if (v[1].len != 4 * n || v[2].len != 32 * n || v[3].len != n) {
         PyErr_SetString(PyExc_ValueError, "subtree_bytes: sizes disagree");
     } else {
-        const uint8_t *byte = vb.buf;
-        const int32_t *skip = vs.buf;
-        uint64_t *out = vo.buf;
+        const uint8_t *byte = v[0].buf;
+        const int32_t *skip = v[1].buf;
+        uint64_t *out = v[2].buf;
+        uint8_t *rest = v[3].buf;
         for (Py_ssize_t i = n - 1; i >= 0; i--) {
             uint64_t *o = out + 4 * i;
+            unsigned below = 0;
             o[0] = o[1] = o[2] = o[3] = 0;
             o[byte[i] >> 6] |= 1ULL << (byte[i] & 63);
             for (Py_ssize_t j = i + 1; j < skip[i]; j = skip[j]) {
                 if (j < 0 || j >= n || skip[j] <= j) break;
                 const uint64_t *c = out + 4 * j;
                 o[0] |= c[0]; o[1] |= c[1]; o[2] |= c[2]; o[3] |= c[3];
+                if (rest[j] > below) below = rest[j];
             }
+            rest[i] = (uint8_t)(below < 255 ? below + 1 : 255);
         }
         result = Py_None;
         Py_INCREF(result);
     }
-    PyBuffer_Release(&vb);
-    PyBuffer_Release(&vs);
-    PyBuffer_Release(&vo);
+    for (int k = 0; k < 4; k++) PyBuffer_Release(&v[k]);
     return result;
 }
 
@@ -669,7 +672,8 @@ static PyMethodDef methods[] = {
     {"clean_bits", clean_bits, METH_VARARGS,
      "clean_bits(node_byte, skip, text, out) fills out (uint8 per node, bit per text state)"},
     {"subtree_bytes", subtree_bytes, METH_VARARGS,
-     "subtree_bytes(node_byte, skip, out) fills out (uint64[n, 4]) with each subtree's bytes"},
+     "subtree_bytes(node_byte, skip, out, rest) fills out (uint64[n, 4]) with each subtree's "
+     "bytes and rest (uint8[n]) with the most bytes of a token below each node"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_walks",

@@ -87,7 +87,8 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
                 save_arrays(name, arrays)
         node_byte, skip = arrays["node_byte"], arrays["skip"]
         sub = np.zeros((len(node_byte), 4), dtype=np.uint64)
-        _walks.subtree_bytes(node_byte, skip, sub)
+        rest = np.zeros(len(node_byte), dtype=np.uint8)
+        _walks.subtree_bytes(node_byte, skip, sub, rest)
         clean = np.zeros(len(node_byte), dtype=np.uint8)
         _walks.clean_bits(node_byte, skip, _TEXT.transitions, clean)
         depth = arrays["depth"]
@@ -101,23 +102,10 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         slice_chars, text_slice = slices
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
                            arrays["token_ids"], sub, clean, slice_chars, text_slice,
-                           _rest_bytes(depth, skip), max(1, int(depth.max(initial=0))), words,
+                           rest, max(1, int(depth.max(initial=0))), words,
                            vocab.hash)
         _PREORDER[vocab] = pre
     return pre
-
-
-def _rest_bytes(depth: np.ndarray, skip: np.ndarray) -> np.ndarray:
-    """Per node, the most bytes of a token below it counted from the node's own byte (the
-    deepest node of its subtree ``[i, skip[i])``), capped at 255."""
-    n = len(depth)
-    if not n:
-        return np.zeros(0, dtype=np.uint8)
-    bounds = np.empty(2 * n, dtype=np.int64)
-    bounds[0::2] = np.arange(n)
-    bounds[1::2] = skip
-    deepest = np.maximum.reduceat(np.append(depth, 0), bounds)[0::2]
-    return np.minimum(deepest.astype(np.int32) - depth + 1, 255).astype(np.uint8)
 
 
 def _text_slices(arrays: dict, clean: np.ndarray, words: int) -> tuple[np.ndarray, np.ndarray]:
