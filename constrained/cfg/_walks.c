@@ -45,6 +45,19 @@ enum { N_BUF = 19 };
 /* Whether lexer state s stays alive on every text the reference automaton ``text`` reads from
  * r0 (a simulation: every reachable pair (r, x) has x alive wherever r is). On success every
  * lexer state paired with r0 simulates it too and is marked in sim. -1 on memory error. */
+/* Acquire C-contiguous buffers of objs[0..n), writable from index first_writable on; on
+ * failure none is held and -1 is returned with the error set. */
+static int get_buffers(PyObject **objs, Py_buffer *v, int n, int first_writable) {
+    for (int got = 0; got < n; got++) {
+        int flags = PyBUF_C_CONTIGUOUS | (got >= first_writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(objs[got], &v[got], flags) < 0) {
+            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *text,
                      Py_ssize_t n_text, int32_t r0, int32_t s, int8_t *sim) {
     size_t n_pairs = (size_t)n_text * (size_t)n_states;
@@ -416,14 +429,7 @@ static PyObject *subtree_bytes(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOO", &o_byte, &o_skip, &o_out, &o_rest)) return NULL;
     Py_buffer v[4];
     PyObject *objs[4] = {o_byte, o_skip, o_out, o_rest};
-    int got = 0;
-    for (; got < 4; got++) {
-        int flags = PyBUF_C_CONTIGUOUS | (got >= 2 ? PyBUF_WRITABLE : 0);
-        if (PyObject_GetBuffer(objs[got], &v[got], flags) < 0) {
-            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
-            return NULL;
-        }
-    }
+    if (get_buffers(objs, v, 4, 2) < 0) return NULL;
     Py_ssize_t n = v[0].len;
     PyObject *result = NULL;
     if (v[1].len != 4 * n || v[2].len != 32 * n || v[3].len != n) {
@@ -523,14 +529,7 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
         return NULL;
     /* node_byte, depth, skip, lo, own, clean, text, out slice_chars, out tok_chars */
     Py_buffer v[9];
-    int got = 0;
-    for (; got < 9; got++) {
-        int flags = got >= 7 ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
-        if (PyObject_GetBuffer(objs[got], &v[got], flags) < 0) {
-            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
-            return NULL;
-        }
-    }
+    if (get_buffers(objs, v, 9, 7) < 0) return NULL;
     Py_ssize_t n = v[0].len, n_text = v[6].len / (4 * 256), n_tok = v[8].len;
     const uint8_t *byte = v[0].buf, *clean = v[5].buf;
     const int16_t *depth = v[1].buf;
@@ -606,12 +605,7 @@ static PyObject *exact_tokens(PyObject *self, PyObject *args) {
                           &text, &len))
         return NULL;
     Py_buffer v[5];
-    for (int got = 0; got < 5; got++) {
-        if (PyObject_GetBuffer(objs[got], &v[got], PyBUF_C_CONTIGUOUS) < 0) {
-            for (int k = 0; k < got; k++) PyBuffer_Release(&v[k]);
-            return NULL;
-        }
-    }
+    if (get_buffers(objs, v, 5, 5) < 0) return NULL;
     Py_ssize_t n = v[0].len, n_tok = v[4].len / 4;
     const uint8_t *byte = v[0].buf;
     const int32_t *skip = v[1].buf, *lo = v[2].buf, *own = v[3].buf, *ids = v[4].buf;

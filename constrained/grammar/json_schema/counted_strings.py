@@ -68,11 +68,10 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     if full:
         offs = (base + n * np.arange(full, dtype=np.int32)).reshape(full, 1, 1)
         after = offs + n + q0                           # copy i's character ends in copy i+1
-        after[-1] = top
+        after[-1] = base + q0 if hi is None and lo == 0 else top  # {0,}: copy 0 loops
         place(trans[base:top].reshape(full, n, 256), slice(None), offs, after)
     if hi is None and lo == 0:
-        ends = [base + q0]                              # {0,}: copy 0 loops on itself
-        place(trans[base:base + n], slice(None), base, base + q0)
+        ends = [base + q0]
     elif hi is None:
         ends = [top]
         place(trans[top], q0, base + (lo - 1) * n, top)
@@ -83,9 +82,10 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
         acc[final] = True
     else:
         acc[ends] = True
+    first = base + q0 if full else top                  # after the opening quote
     if opening:
-        trans[0, _QUOTE] = base + q0 if full else top
-    start = 0 if opening else (base + q0 if full else top)
+        trans[0, _QUOTE] = first
+    start = 0 if opening else first
     # the chain is minimal already (copies differ in the characters left, a copy's states are
     # the character DFA's, every state reaches acceptance): numbering it is enough
     return ByteDFA(*number_canonically(trans, acc, start), pattern)
