@@ -43,7 +43,7 @@ _CACHE_SIZE = 16_384     # (grammar state, scan state) pairs whose forbidden tok
 _MASKED_CACHE_SIZE = 512  # and whose masks without them are kept (16 KB each for llama3)
 _QUOTE = 0x22
 # what a token's text up to its last quote leaves (see DistinctStringsMatcher._after_head)
-_REPEATS, _OUTSIDE, _CHECK = "duplicate", "outside", "check"
+_REPEATS, _OUTSIDE, _EMPTY, _CHECK = "duplicate", "outside", "empty", "check"
 
 
 class DistinctStringsMatcher(CFGMatcher):
@@ -67,6 +67,10 @@ class DistinctStringsMatcher(CFGMatcher):
         # verdict holds whatever the keys written (they close no string and end in a key
         # with infinitely many completions)
         self._never_bad: dict = compiled.__dict__.setdefault("_distinct_never_bad", {})
+        # per such place: the grammar's tokens there that may open a key after a separator,
+        # safe ones left out (as of the safe set's size), and those that may close the key
+        # being read and open another
+        self._separators: dict = compiled.__dict__.setdefault("_distinct_separators", {})
         self._index = None
         prepared = compiled.prepared
         names = set(compiled.grammar.distinct_arrays)
@@ -138,13 +142,20 @@ class DistinctStringsMatcher(CFGMatcher):
         separator in it (or closes this key and opens another) can repeat one. Few such
         tokens are ever allowed; those whose key text fits a used key are checked (and every
         one closing this key)."""
-        allowed = allowed_ids(mask, [index.sep_any[context]])
-        check = allowed_ids(mask, [index.crossers_in[context]]) if in_key else []
+        where = (state, scanned[1], type(scanned[0][-1]) if scanned[0] else None)
+        safe = self._safe_tokens(where)
+        known = self._separators.get(where)
+        if known is None or known[0] is not safe or known[1] != len(safe):
+            allowed = allowed_ids(mask, [index.sep_any[context]])
+            crossers = allowed_ids(mask, [index.crossers_in[context]]) if in_key else []
+            known = (safe, len(safe), [t for t in allowed if t not in safe], crossers)
+            if len(self._separators) >= _CACHE_SIZE:
+                self._separators.clear()
+            self._separators[where] = known
+            untrack_all(known[2], known[3], where)
+        allowed, check = known[2], list(known[3])
         if not allowed and not check:
             return []
-        if allowed:
-            safe = self._safe_tokens(state, scanned)
-            allowed = [t for t in allowed if t not in safe]
         if allowed:
             always = index.sep_always[context]
             texts = index.sep_texts[context]
@@ -179,7 +190,8 @@ class DistinctStringsMatcher(CFGMatcher):
         heads: dict = {}
         tokens = self._tokens
         bad = []
-        safe = self._safe_tokens(state, scanned)
+        frames = scanned[0]
+        safe = self._safe_tokens((state, scanned[1], type(frames[-1]) if frames else None))
         value_string = scanned[1] == STRING
         for t in check:
             if t in safe:
@@ -191,6 +203,10 @@ class DistinctStringsMatcher(CFGMatcher):
             if after is None:
                 after = heads[head] = self._after_head(state, scanned, head)
             if after is _OUTSIDE:
+                if _closes_no_key(head, scanned[1]):
+                    safe.add(t)     # whatever the keys written
+                continue
+            if after is _EMPTY:
                 continue
             if after is not _CHECK:
                 if after is _REPEATS:
@@ -223,12 +239,10 @@ class DistinctStringsMatcher(CFGMatcher):
                 bad.append(t)
         return bad
 
-    def _safe_tokens(self, state, scanned) -> set:
-        """The tokens known to repeat nothing at ``state`` whatever the keys written (kept per
-        grammar state, scan phase and innermost container's kind: they close no key and end
-        in a key with infinitely many completions, or in none)."""
-        frames = scanned[0]
-        where = (state, scanned[1], type(frames[-1]) if frames else None)
+    def _safe_tokens(self, where: tuple) -> set:
+        """The tokens known to repeat nothing whatever the keys written at ``where`` (a
+        grammar state, scan phase and innermost container's kind): they close no key and end
+        in a key with infinitely many completions, or in none."""
         safe = self._never_bad.get(where)
         if safe is None:
             if len(self._never_bad) >= _CACHE_SIZE:
@@ -239,10 +253,10 @@ class DistinctStringsMatcher(CFGMatcher):
 
     def _after_head(self, state, scanned, head: bytes):
         """Where the text stands after ``head`` (empty, or ending at a quote): _REPEATS
-        when it repeats a string, _OUTSIDE when no text without a quote can then repeat one
-        (it is outside any key, or its container has no strings yet), _CHECK when its
-        tokens must be checked in full, else (key text so far, lexer state, lexer rows, key
-        walk)."""
+        when it repeats a string, _OUTSIDE when it is outside any key and _EMPTY inside a key
+        of a container without strings (no text without a quote can then repeat one),
+        _CHECK when its tokens must be checked in full, else (key text so far, lexer state,
+        lexer rows, key walk)."""
         if head and self._array_terms and b"[" in head:
             return _CHECK
         after = scan(scanned, head) if head else scanned
@@ -250,7 +264,7 @@ class DistinctStringsMatcher(CFGMatcher):
             return _REPEATS
         open_key = _key_in_use(after)
         if open_key is None:
-            return _OUTSIDE
+            return _OUTSIDE if after[1] != KEY and after[1] != KEY_ESC else _EMPTY
         used, key_raw = open_key
         moved = self._runtime.step(state, head) if head else state
         if moved is None:
@@ -388,6 +402,16 @@ def _opens_key_only(head: bytes, value_string: bool) -> bool:
             return False
         head = head[1:]
     return len(head) > 0 and not head[:-1].strip(b" \t\r\n,:")
+
+
+def _closes_no_key(head: bytes, phase: int) -> bool:
+    """Whether ``head`` read in scan ``phase`` surely closes no key (no item): outside a
+    string its one quote opens one; in a value string, of two quotes at most one closes it
+    and the other opens a string. (A key closes only after a quote that opens it.)"""
+    quotes = head.count(b'"')
+    if phase == STRING or phase == STRING_ESC:
+        return quotes <= 2
+    return quotes <= 1 and phase != KEY and phase != KEY_ESC
 
 
 def _may_repeat(key_raw: bytes, used: frozenset) -> bool:

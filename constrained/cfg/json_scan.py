@@ -37,6 +37,8 @@ _WS = frozenset(b" \t\r\n")
 
 def decode_key(raw: bytes) -> bytes:
     """The decoded value of a complete key's raw text (without quotes), as UTF-8 bytes."""
+    if b"\\" not in raw:
+        return raw
     return json.loads(b'"' + raw + b'"').encode("utf-8", "surrogatepass")
 
 

@@ -155,6 +155,16 @@ CASES = {
         lambda: [[(k, v) for k, v in outer]
                  for inner in _objects({"a": ["p"], "ab": ["p"]})
                  for outer in _objects({"a": ["p"], "o": [inner]}, required=["o"])]),
+    "an array of strings and objects, each spelling a key of the object around it": (
+        {"type": "object", "properties": {
+            "a": {"const": "p"},
+            "l": {"type": "array", "maxItems": 2, "items": {"anyOf": [
+                {"const": "a"},
+                {"type": "object", "properties": {"a": {"const": "p"}},
+                 "additionalProperties": False}]}}},
+         "additionalProperties": False},
+        {"property_order": "any"},
+        lambda: _objects({"a": ["p"], "l": list(_arrays(["a", [], [("a", "p")]], 2, False))})),
     "distinct and plain arrays side by side, minItems": (
         {"type": "object", "properties": {
             "u": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True,
@@ -191,7 +201,8 @@ def test_masks_match_the_oracle(name, by_walk, monkeypatch):
                                b'"a', b'a"', b'":', b',"', b'"ab":', b'["a","a"', b'["a","a',
                                b'[["a","a', b'"","a"', b'"","ab"', b'p\\', b'"],["a","a',
                                b'"},{"a":"p","a', b'"},{"a', b'"p"},{"b":"p","a', b' "',
-                               b' "a', b' "ab', b', "a', b', "\\', b' "\\u00', b'}, "a'))
+                               b' "a', b' "ab', b', "a', b', "\\', b' "\\u00', b'}, "a',
+                               b'},"a"', b'"a"]', b'],"a', b'{"a":"p"},"a'))
     compiled = compile_grammar(grammar, vocab)
     prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
     eos = min(vocab.eos_token_ids)
