@@ -146,9 +146,14 @@ class DistinctStringsMatcher(CFGMatcher):
         safe = self._safe_tokens(where)
         known = self._separators.get(where)
         if known is None or known[0] is not safe or known[1] != len(safe):
-            allowed = allowed_ids(mask, [index.sep_any[context]])
+            allowed = [t for t in allowed_ids(mask, [index.sep_any[context]]) if t not in safe]
+            if allowed and (known is None or known[0] is not safe):
+                # first visit: those safe whatever the keys written are learnt once (a
+                # token whose key text fits no used key is never checked below)
+                self._repeating(state, scanned, allowed)
+                allowed = [t for t in allowed if t not in safe]
             crossers = allowed_ids(mask, [index.crossers_in[context]]) if in_key else []
-            known = (safe, len(safe), [t for t in allowed if t not in safe], crossers)
+            known = (safe, len(safe), allowed, crossers)
             if len(self._separators) >= _CACHE_SIZE:
                 self._separators.clear()
             self._separators[where] = known

@@ -46,15 +46,39 @@ def check_defined(rules: dict[str, tuple[tuple[str, ...], ...]], terminals,
                 raise GrammarError(f"rule {name!r} uses undefined symbol {sym!r}")
 
 
+_SWEEPS = 6     # whole passes over the alternatives before counting takes over
+
+
 def derivable(alternatives: Iterable[tuple[Hashable, Iterable[Hashable]]],
               known: Iterable[Hashable] = ()) -> set:
     """``known`` plus every head of an alternative ``(head, symbols)`` whose symbols are all in
     the result (the least fixpoint), in time linear in the size of the alternatives.
 
-    Each alternative counts its symbols not yet derived; a symbol becoming derived decrements
+    A few passes over the alternatives, each adding the heads whose symbols are all derived
+    (a set inclusion test each), settle most grammars; what is left after them is counted:
+    each alternative counts its symbols not yet derived, a symbol becoming derived decrements
     the alternatives waiting for it, and an alternative reaching zero derives its head.
     """
     result = set(known)
+    pending = list(alternatives)
+    for _ in range(_SWEEPS):
+        size = len(result)
+        rest = []
+        for alt in pending:
+            head = alt[0]
+            if head not in result:
+                if result.issuperset(alt[1]):
+                    result.add(head)
+                else:
+                    rest.append(alt)
+        pending = rest
+        if not pending or len(result) == size:
+            return result
+    return _counted(pending, result)
+
+
+def _counted(alternatives: list, result: set) -> set:
+    """derivable() by counting, from the symbols ``result`` already holds."""
     heads: list = []
     missing: list[int] = []
     waiting: dict = {}
