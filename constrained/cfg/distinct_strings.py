@@ -148,9 +148,9 @@ class DistinctStringsMatcher(CFGMatcher):
         if known is None or known[0] is not safe or known[1] != len(safe):
             allowed = [t for t in allowed_ids(mask, [index.sep_any[context]]) if t not in safe]
             if allowed and (known is None or known[0] is not safe):
-                # first visit: those safe whatever the keys written are learnt once (a
-                # token whose key text fits no used key is never checked below)
-                self._repeating(state, scanned, allowed)
+                # first visit: a token whose key text fits no used key is never checked
+                # below, so those safe whatever the keys written are learnt here
+                self._learn_safe(state, scanned, allowed, safe)
                 allowed = [t for t in allowed if t not in safe]
             crossers = allowed_ids(mask, [index.crossers_in[context]]) if in_key else []
             known = (safe, len(safe), allowed, crossers)
@@ -243,6 +243,32 @@ class DistinctStringsMatcher(CFGMatcher):
             if self._keeps_keys_distinct(scanned, data, state) is None:
                 bad.append(t)
         return bad
+
+    def _learn_safe(self, state, scanned, tokens: list[int], safe: set) -> None:
+        """Adds to ``safe`` the ``tokens`` that close no key and end outside any key read
+        from ``scanned``, and those that only open a key and end in it where infinitely
+        many keys go on (their verdict holds whatever the keys written). Others are left:
+        judging them costs a walk of their head."""
+        phase = scanned[1]
+        ends: dict = {}         # head -> whether it ends outside any key
+        opening = []
+        for t in tokens:
+            data = self._tokens[t]
+            head = data[:data.rfind(b'"') + 1]
+            outside = ends.get(head)
+            if outside is None:
+                outside = _closes_no_key(head, phase) and not (
+                    self._array_terms and b"[" in head)
+                if outside:
+                    after = scan(scanned, head)
+                    outside = after is not None and after[1] != KEY and after[1] != KEY_ESC
+                ends[head] = outside
+            if outside:
+                safe.add(t)
+            elif _opens_key_only(head, phase == STRING):
+                opening.append(t)
+        if opening:
+            self._repeating(state, scanned, opening)
 
     def _safe_tokens(self, where: tuple) -> set:
         """The tokens known to repeat nothing whatever the keys written at ``where`` (a
