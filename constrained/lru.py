@@ -3,7 +3,8 @@
 Two generations approximate least-recently-used eviction at the cost of a dict lookup: entries
 go to the young generation; when it holds half the capacity, the old generation is dropped and
 the young one becomes old; an old entry that is read again moves back to the young one. Reads
-take no lock (single dict operations are atomic in CPython); writes do.
+and inserts take no lock (``dict.setdefault`` is one atomic step in CPython: of two threads
+storing one key, both get the first one's value); only the change of generations does.
 """
 from __future__ import annotations
 
@@ -38,19 +39,20 @@ class LRUCache:
 
     def put(self, key: Hashable, value: Any) -> Any:
         """Store ``value`` (or keep an equal key's existing value) and return the stored one."""
-        with self._lock:
-            young = self._young
-            old = young.get(key)
-            if old is not None:
-                return old
-            old = self._old.get(key)
-            if old is not None:
-                value = old
-            if len(young) >= self._half:
-                self._old = young
-                young = self._young = {}
-            young[key] = value
-            return value
+        young = self._young
+        got = young.get(key)
+        if got is not None:
+            return got
+        got = self._old.get(key)
+        if got is not None:
+            value = got
+        if len(young) >= self._half:
+            with self._lock:
+                young = self._young
+                if len(young) >= self._half:
+                    self._old = young
+                    young = self._young = {}
+        return young.setdefault(key, value)
 
     def __len__(self) -> int:
         return len(self._young) + len(self._old)

@@ -33,3 +33,30 @@ def test_clear_empties():
     cache.put(1, 1)
     cache.clear()
     assert len(cache) == 0 and cache.get(1) is None
+
+
+def test_threads_storing_one_key_share_the_first_value():
+    """Without a change of generations, every put of a key returns one value, whichever
+    thread stored it first."""
+    import sys
+    import threading
+    cache = LRUCache(1 << 20)
+    got: dict = {}
+    start = threading.Barrier(4)
+
+    def run(n: int) -> None:
+        start.wait()
+        got[n] = [cache.put(k, object()) for k in range(20_000)]
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)         # threads switch between any two steps
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for k in range(20_000):
+        assert got[0][k] is got[1][k] is got[2][k] is got[3][k] is cache.get(k)
