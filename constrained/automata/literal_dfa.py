@@ -22,8 +22,16 @@ _ALTERNATIVES = re.compile(rf"{_CHAR}+(?:\|{_CHAR}+)*", re.S)
 _TOKEN = re.compile(rf"{_CHAR}|\|", re.S)
 
 
+_PLAIN = re.compile(r"[^\\\[\]()*+?{}|.^$]+", re.S)     # one word, no backslash either
+
+
 def literal_alternatives(pattern: str) -> list[bytes] | None:
     """The UTF-8 texts a plainly literal ``pattern`` matches, or None when it is not one."""
+    if _PLAIN.fullmatch(pattern):
+        try:
+            return [pattern.encode("utf-8")]
+        except UnicodeEncodeError:
+            return None
     body = pattern[3:-1] if pattern.startswith("(?:") and pattern.endswith(")") else pattern
     if not _ALTERNATIVES.fullmatch(body):
         return None
