@@ -217,28 +217,29 @@ class DistinctStringsMatcher(CFGMatcher):
                 if after is _REPEATS:
                     bad.append(t)
                     continue
-                key_raw, nq, rows, walk = after
+                key_raw, nq, lexer, used = after
                 tail = data[cut:]
                 raw = key_raw + tail
+                rows = lexer.rows
                 for b in tail:
                     nq = rows[nq][b]
                     if nq < 0:
                         break
                 if nq >= 0:
-                    if walk.infinite[nq]:       # infinitely many keys go on from there
+                    if lexer.infinite[nq]:      # infinitely many keys go on from there
                         if not cut or (not key_raw and _opens_key_only(head, value_string)):
                             safe.add(t)     # whatever the keys written
                         continue
+                    walk = _KeyWalk.of(lexer, used)
                     ends = walk.completions(nq) if b"\\" not in raw else None
                     if ends is not None:    # finitely many: is one unused?
-                        used = walk.used
                         if all(raw + end in used for end in ends):
                             bad.append(t)
                     elif not walk.live(nq, raw):
                         bad.append(t)
                     continue
                 written, partial = decoded_prefix(raw)
-                if not partial and not _starts_some(written, walk.used):
+                if not partial and not _starts_some(written, used):
                     continue
             if self._keeps_keys_distinct(scanned, data, state) is None:
                 bad.append(t)
@@ -287,7 +288,7 @@ class DistinctStringsMatcher(CFGMatcher):
         when it repeats a string, _OUTSIDE when it is outside any key and _EMPTY inside a key
         of a container without strings (no text without a quote can then repeat one),
         _CHECK when its tokens must be checked in full, else (key text so far, lexer state,
-        lexer rows, key walk)."""
+        lexer, the container's strings)."""
         if head and self._array_terms and b"[" in head:
             return _CHECK
         after = scan(scanned, head) if head else scanned
@@ -302,7 +303,7 @@ class DistinctStringsMatcher(CFGMatcher):
             return _CHECK
         col, q = moved
         lexer = self._runtime.lexer(col.candidates)
-        return key_raw, q, lexer.rows, _KeyWalk.of(lexer, used)
+        return key_raw, q, lexer, used
 
     def _keeps_keys_distinct(self, scanned, data: bytes, before, after=None) -> tuple | None:
         """The scan state after ``data`` when it repeats no string and does not end at a
