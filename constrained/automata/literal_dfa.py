@@ -17,12 +17,13 @@ import numpy as np
 from ._tries import minimal_trie
 from .determinize import number_canonically
 
-_CHAR = r"(?:\\[^A-Za-z0-9]|[^\\\[\]()*+?{}|.^$])"
+_PLAIN_CHAR = r"[^\\\[\]()*+?{}|.^$]"        # no regex metacharacter, no backslash
+_CHAR = rf"(?:\\[^A-Za-z0-9]|{_PLAIN_CHAR})"
 _ALTERNATIVES = re.compile(rf"{_CHAR}+(?:\|{_CHAR}+)*", re.S)
 _TOKEN = re.compile(rf"{_CHAR}|\|", re.S)
 
 
-_PLAIN = re.compile(r"[^\\\[\]()*+?{}|.^$]+", re.S)     # one word, no backslash either
+_PLAIN = re.compile(rf"{_PLAIN_CHAR}+", re.S)     # one word without escapes
 
 
 def literal_alternatives(pattern: str) -> list[bytes] | None:

@@ -142,7 +142,7 @@ class DistinctStringsMatcher(CFGMatcher):
         separator in it (or closes this key and opens another) can repeat one. Few such
         tokens are ever allowed; those whose key text fits a used key are checked (and every
         one closing this key)."""
-        where = (state, scanned[1], type(scanned[0][-1]) if scanned[0] else None)
+        where = _place(state, scanned)
         safe = self._safe_tokens(where)
         known = self._separators.get(where)
         if known is None or known[0] is not safe or known[1] != len(safe):
@@ -195,8 +195,7 @@ class DistinctStringsMatcher(CFGMatcher):
         heads: dict = {}
         tokens = self._tokens
         bad = []
-        frames = scanned[0]
-        safe = self._safe_tokens((state, scanned[1], type(frames[-1]) if frames else None))
+        safe = self._safe_tokens(_place(state, scanned))
         value_string = scanned[1] == STRING
         for t in check:
             if t in safe:
@@ -434,6 +433,13 @@ def _opens_key_only(head: bytes, value_string: bool) -> bool:
             return False
         head = head[1:]
     return len(head) > 0 and not head[:-1].strip(b" \t\r\n,:")
+
+
+def _place(state, scanned) -> tuple:
+    """What a token's verdict whatever the keys written depends on: the grammar state, the
+    scan phase and the innermost container's kind."""
+    frames = scanned[0]
+    return (state, scanned[1], type(frames[-1]) if frames else None)
 
 
 def _closes_no_key(head: bytes, phase: int) -> bool:
