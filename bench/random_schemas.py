@@ -157,11 +157,29 @@ class SchemaMaker:
             return doc
         return s, make
 
+    def tagged(self, depth: int):
+        """A oneOf of objects told apart by a member each branch requires with its own
+        constant (a discriminated union: the type is said beside the oneOf, as OpenAPI
+        documents do)."""
+        r = self.rng
+        tag = r.choice(["kind", "type", "event", "op"])
+        branches, makers = [], []
+        for value in dict.fromkeys(self._name() for _ in range(r.randint(2, 4))):
+            s, make = self.obj(depth + 1)
+            s = {k: v for k, v in s.items() if k != "type"}
+            s["properties"] = {tag: {"const": value}, **{
+                n: p for n, p in s["properties"].items() if n != tag}}
+            s["required"] = [tag] + [n for n in s.get("required", []) if n != tag]
+            branches.append(s)
+            makers.append(lambda make=make, value=value: {tag: value, **{
+                k: v for k, v in make().items() if k != tag}})
+        return ({"type": "object", "oneOf": branches}, lambda: r.choice(makers)())
+
     def value(self, depth: int):
         r = self.rng
         kinds = ["string", "string", "number", "number", "boolean"]
         if depth < 3:
-            kinds += ["object", "object", "array", "anyof", "nullable", "ref"]
+            kinds += ["object", "object", "array", "anyof", "nullable", "ref", "tagged"]
         kind = r.choice(kinds)
         if kind == "string":
             return self.string()
@@ -181,6 +199,8 @@ class SchemaMaker:
             if "enum" in inner:
                 inner["enum"] = inner["enum"] + [None]
             return inner, lambda: None if r.random() < 0.3 else make()
+        if kind == "tagged":
+            return self.tagged(depth)
         if kind == "anyof":
             alts = [self.value(depth + 1) for _ in range(r.randint(2, 3))]
             return ({"anyOf": [a for a, _ in alts]}, lambda: r.choice(alts)[1]())

@@ -106,3 +106,24 @@ def test_oneof_of_many_overlapping_object_branches_compiles():
     wrong = [v for v in instances(8, 400)
              if oracle.accepts(json.dumps(reorder(schema, v))) != validator.is_valid(v)]
     assert not wrong, wrong[:5]
+
+
+def test_oneof_discriminated_branches_need_no_complement():
+    """Branches told apart by a member one of them requires (a discriminator) are disjoint
+    within the type beside the oneOf: each becomes its own alternative, with no complement of
+    the others. Without that type, non-objects match both branches and they overlap."""
+    from constrained.grammar.json_schema.converter import Converter
+    from constrained.grammar.json_schema.oneof import disjoint
+    from constrained.grammar.json_schema.options import SchemaOptions
+    kind_a = {"required": ["kind"], "properties": {"kind": {"const": "a"}, "n": {}}}
+    kind_b = {"properties": {"kind": {"enum": ["b", "c"]}}}
+    cv = Converter({}, SchemaOptions(), owned=True)
+    assert disjoint(kind_a, kind_b, cv, within={"type": "object"})
+    assert disjoint(kind_b, kind_a, cv, within={"type": "object"})
+    assert not disjoint(kind_a, kind_b, cv)
+    assert not disjoint(kind_a, kind_b, cv, within={"type": ["object", "string"]})
+    optional = {"properties": {"kind": {"const": "a"}}}    # neither side requires it
+    assert not disjoint(optional, kind_b, cv, within={"type": "object"})
+    small = schema_to_grammar({"type": "object", "oneOf": [kind_a, kind_b]})
+    big = schema_to_grammar({"type": ["object", "string"], "oneOf": [kind_a, kind_b]})
+    assert len(small.rules) < len(big.rules)

@@ -240,7 +240,7 @@ class Converter:
                     for i, sub in enumerate(subs)]
             for i, sub in enumerate(subs):
                 others = [{"not": subs[j]} for j in range(len(subs))
-                          if j != i and not disjoint(flat[i], flat[j], self)]
+                          if j != i and not disjoint(flat[i], flat[j], self, within=rest)]
                 branches.append(({"allOf": [sub] + others} if others else sub,
                                  f"{ptr}/oneOf/{i}"))
         else:

@@ -31,8 +31,9 @@ def _type_of(v) -> str:
     return {str: "string", list: "array", dict: "object"}[type(v)]
 
 
-def disjoint(a, b, cv: "Converter", depth: int = 0) -> bool:
-    """True only when provably no instance is valid under both schemas (flattened)."""
+def disjoint(a, b, cv: "Converter", depth: int = 0, within: dict | None = None) -> bool:
+    """True only when provably no instance is valid under both schemas (flattened) and under
+    ``within`` (the keywords beside a oneOf: branches often leave ``type`` to their parent)."""
     if a is False or b is False:
         return True
     if not isinstance(a, dict) or not isinstance(b, dict) or depth > 4:
@@ -41,6 +42,8 @@ def disjoint(a, b, cv: "Converter", depth: int = 0) -> bool:
     common = ta & tb
     if "number" in ta and "integer" in tb or "number" in tb and "integer" in ta:
         common.add("integer")
+    if isinstance(within, dict):
+        common &= _types(within)
     if not common:
         return True
     for x, y in ((a, b), (b, a)):
@@ -54,10 +57,12 @@ def disjoint(a, b, cv: "Converter", depth: int = 0) -> bool:
 
 
 def _objects_disjoint(a: dict, b: dict, cv, depth: int) -> bool:
+    """Objects valid under both would hold a member one side requires, whose value both
+    sides' ``properties`` constrain (a discriminator), or only names both sides allow."""
     pa, pb = a.get("properties") or {}, b.get("properties") or {}
     ra, rb = set(a.get("required") or []), set(b.get("required") or [])
-    for name in ra & rb:
-        if name in pa and name in pb:
+    for name in dict.fromkeys([*(a.get("required") or []), *(b.get("required") or [])]):
+        if isinstance(name, str) and name in pa and name in pb:
             sa = cv._flatten(pa[name], "", frozenset())
             sb = cv._flatten(pb[name], "", frozenset())
             if disjoint(sa, sb, cv, depth + 1):
