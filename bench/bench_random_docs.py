@@ -3,7 +3,8 @@
     python bench/bench_random_docs.py [--docs 20] [--seed S] [--vocab llama3] [--engines a,b]
 
 For a fixed 8-property schema (an email pattern, a bounded string, an enum, integers, a number,
-an array, a nested object) and for generic JSON (``{"type": "object"}`` with any values), the
+an array, a nested object), for long text fields (title, summary and body of up to 2000
+characters) and for generic JSON (``{"type": "object"}`` with any values), the
 bench generates ``--docs`` random valid documents (new ones every run unless ``--seed``),
 serializes them with json.dumps and tokenizes them, then per engine: compiles once, and times
 every mask along each document in turn (after one unrelated schema has warmed the engine's
@@ -45,6 +46,17 @@ PERSON = {
     },
     "required": ["name", "email", "role", "age"],
 }
+# long text fields (a title, a summary, a body): strings past 32 characters are lexed in chunks
+ARTICLE = {
+    "type": "object",
+    "properties": {
+        "title": {"type": "string", "minLength": 5, "maxLength": 80},
+        "summary": {"type": "string", "maxLength": 300},
+        "body": {"type": "string", "minLength": 100, "maxLength": 2000},
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 4},
+    },
+    "required": ["title", "body"],
+}
 GENERIC = {"type": "object"}
 WARMUP = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "string"}},
           "required": ["x"]}
@@ -72,6 +84,29 @@ def person(rng: random.Random) -> dict:
             doc["address"]["zip"] = _text(rng, 3, 8)
     if rng.random() < 0.5:
         doc["active"] = rng.random() < 0.5
+    return doc
+
+
+def _prose(rng: random.Random, lo: int, hi: int) -> str:
+    """Words of random letters (some capitalized, some with punctuation) of lo..hi characters."""
+    words, size, goal = [], 0, rng.randint(lo, hi)
+    while size < goal:
+        w = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(1, 9)))
+        w = w.capitalize() if rng.random() < 0.1 else w
+        w += rng.choice(["", "", "", "", ",", "."])
+        words.append(w)
+        size += len(w) + 1
+    return " ".join(words)[:goal].strip() or "x" * lo
+
+
+def article(rng: random.Random) -> dict:
+    """A document of ARTICLE, members in the schema's order."""
+    doc = {"title": _prose(rng, 5, 80).ljust(5, "x")}
+    if rng.random() < 0.7:
+        doc["summary"] = _prose(rng, 0, 300)
+    doc["body"] = _prose(rng, 100, 2000).ljust(100, "x")
+    if rng.random() < 0.6:
+        doc["tags"] = [_prose(rng, 1, 40) for _ in range(rng.randint(0, 4))]
     return doc
 
 
@@ -135,8 +170,8 @@ def main(argv=None) -> int:
           f"mask times per token (us), compile (ms)")
     print("| schema | engine | compile | first document mean | later documents mean | p99 |")
     print("|---|---|---|---|---|---|")
-    for label, schema, make in (("8-property", PERSON, person), ("generic JSON", GENERIC,
-                                                                  generic)):
+    for label, schema, make in (("8-property", PERSON, person), ("long text", ARTICLE, article),
+                                ("generic JSON", GENERIC, generic)):
         docs = [bv.encode(json.dumps(make(rng), ensure_ascii=False)) for _ in range(args.docs)]
         for name in args.engines.split(","):
             engine = ENGINES[name](bv)      # a fresh engine (and cold caches) per schema

@@ -26,7 +26,11 @@
  * characters of a token below) whose tokens have at most K characters is skipped, and every
  * slice token of at most K characters is ORed at once (``text_slice`` row K). When K is tight
  * (no text of K + 1 characters survives: a counted string near its end), every slice node is
- * skipped: its longer tokens are dropped anyway.
+ * skipped: its longer tokens are dropped anyway. When instead every text of more than K
+ * characters crosses at the first byte of its character K + 1 into one class (uniform: the
+ * end of a long string's chunk), every slice node is skipped too and one marker, crossing
+ * node -1 - K of that class, stands for the crossings of all slice tokens of more than K
+ * characters (the caller reads their remainders with text_slice rows, see token_tables).
  * Any walk also takes whole every subtree entered in its start state whose tokens are text
  * of at most K bytes from there on (``rest``: the most bytes of a token from a node's byte
  * on): the remainders of tokens whose lexeme ended before them, read by a counted string (a
@@ -102,9 +106,15 @@ static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *t
  * never dies on a text byte in a state that completes a lexeme (so a text token of more than K
  * characters is dropped, never crosses). A breadth-first search over pairs (text state, lexer
  * state) by characters started (a pair keeps the fewest characters it is reached with).
- * Returns K | tight << 8, or -1 on memory error. */
+ * The count is uniform when every text of more than K characters crosses at the first byte
+ * of its character K + 1, in a state completing the same class (*cls): every pair reached
+ * with K whole characters is a full match of that class that no text byte extends, and no
+ * pair is reached by texts of two lengths (a counted string's chunk that ends at K: its longer
+ * text tokens all go on in the next lexeme at the same place).
+ * Returns K | tight << 8 | uniform << 9, or -1 on memory error. */
 static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_states,
-                      const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap) {
+                      const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap,
+                      int32_t *cls) {
     size_t n_pairs = (size_t)n_text * (size_t)n_states;
     uint16_t *level = calloc(n_pairs, sizeof(uint16_t));     /* 0 unseen, else level + 1 */
     int32_t *cur = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
@@ -120,6 +130,8 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
     cur[n_cur++] = s;
     level[(size_t)r0 * n_states + s] = 1;
     int k = -1, last = 0, crosses = 0, c = 0;
+    int multi = 0, mixed = 0, most_fails = -1;   /* against a uniform count */
+    int32_t death_cls = -1;
     /* level c: pairs reached by texts of c started characters (a stack: weight-0 moves) */
     for (; c <= cap + 1 && n_cur; c++) {
         last = c;
@@ -134,11 +146,16 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
                     /* dies in character c + 1 (a new one) or c (the one being read) */
                     int fails = starts ? c : c - 1;
                     if (k < 0 || fails < k) k = fails;
+                    if (fails > most_fails) most_fails = fails;
                     if (cross[x] >= 0) crosses = 1;
+                    if (!starts || cross[x] < 0 || (death_cls >= 0 && cross[x] != death_cls))
+                        mixed = 1;
+                    death_cls = cross[x];
                     continue;
                 }
                 size_t key = (size_t)tr[b] * n_states + lx[b];
                 int at = starts ? c + 1 : c;
+                if (level[key] && level[key] != at + 1) multi = 1;
                 if (level[key] && level[key] <= at + 1) continue;
                 level[key] = (uint16_t)(at + 1);
                 if (starts) { next[n_next++] = tr[b]; next[n_next++] = lx[b]; }
@@ -155,7 +172,10 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
     if (k < 0 || k > cap) k = cap;
     /* tight: every pair died by level k (none at k + 1) and no death could end a lexeme */
     int tight = !n_cur && last == k && !crosses && k < cap;
-    return k | (tight << 8);
+    int uniform = !n_cur && last == k && k < cap && !multi && !mixed && most_fails == k &&
+                  death_cls >= 0;
+    if (cls) *cls = uniform ? death_cls : -1;
+    return k | (tight << 8) | (uniform << 9);
 }
 
 /* the 256-bit set of bytes b with trans[s][b] == s */
@@ -266,6 +286,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                    v[16].len == v[2].len;
     int budget = 0, covered = 0;    /* characters the start state reads as text, up to cap */
     int tight = 0;                  /* and it reads no more: longer text tokens are dropped */
+    /* or its longer text tokens all cross at their character budget + 1 into class slice_cls
+       (see chars_read): the slice nodes are skipped and one marker stands for their crossings */
+    int32_t slice_cls = -1;
+    int slice_cross = 0;
     /* outputs hold every node and token below the roots (the whole trie without roots) */
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
     int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
@@ -304,12 +328,16 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     if (slice_ok) {
         if (text_chars[start] < 0) {
             int k = chars_read(trans, cross, n_states, text, n_text, (int32_t)text_start,
-                               (int32_t)start, (int)cap);
+                               (int32_t)start, (int)cap, NULL);
             if (k < 0) oom = 1;
             else text_chars[start] = (int16_t)k;
         }
         budget = oom ? 0 : text_chars[start] & 0xff;
         tight = oom ? 0 : (text_chars[start] >> 8) & 1;
+        if (!oom && budget && (text_chars[start] >> 9) & 1) {
+            if (chars_read(trans, cross, n_states, text, n_text, (int32_t)text_start,
+                           (int32_t)start, (int)cap, &slice_cls) < 0) oom = 1;
+        }
     }
 #define EMIT(k)                                                                  \
     do {                                                                         \
@@ -331,12 +359,18 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 i = skip[i];
                 continue;
             }
+            if (budget && slice_chars[i] && slice_cls >= 0) {
+                covered = 1;     /* and its longer ones cross as the marker says */
+                slice_cross = 1;
+                i = skip[i];
+                continue;
+            }
             if (s == start && cap > 0 && rest[i] <= cap && ((clean[i] >> text_start) & 1)) {
                 /* every token below is text of at most rest[i] bytes from here, and the
                    walk's start state survives every text of that many characters */
                 if (text_chars[start] < 0) {
                     int k = chars_read(trans, cross, n_states, text, n_text,
-                                       (int32_t)text_start, (int32_t)start, (int)cap);
+                                       (int32_t)text_start, (int32_t)start, (int)cap, NULL);
                     if (k < 0) { oom = 1; break; }
                     text_chars[start] = (int16_t)k;
                 }
@@ -407,6 +441,15 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         PyObject *ok = as_words ? (Py_INCREF(Py_None), Py_None)
                                 : PyBytes_FromStringAndSize((const char *)out_ok, 4 * n_ok);
         PyObject *groups = crossing_groups(out_nodes, out_states, n_cross);
+        if (groups && slice_cross) {
+            /* the marker: crossing nodes -1 - budget (every slice token of more than budget
+               characters, at the first byte of its character budget + 1) */
+            int32_t marker = -1 - budget;
+            PyObject *item = Py_BuildValue("(iy#)", slice_cls, (const char *)&marker,
+                                           (Py_ssize_t)4);
+            if (!item || PyList_Append(groups, item) < 0) Py_CLEAR(groups);
+            Py_XDECREF(item);
+        }
         if (ok && groups) result = Py_BuildValue("nOO", n_ok, ok, groups);
         Py_XDECREF(ok);
         Py_XDECREF(groups);
@@ -591,6 +634,88 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* text_reach(trans, cross, text, text_start, state, cap) -> (K, tight, class): what lexer
+ * state ``state`` does with text (chars_read): K characters surely read, whether longer text
+ * dies, and the class its longer text uniformly crosses into (-1 when it does not). */
+static PyObject *text_reach(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *objs[3];
+    int r0, state, cap;
+    if (!PyArg_ParseTuple(args, "OOOiii", &objs[0], &objs[1], &objs[2], &r0, &state, &cap))
+        return NULL;
+    Py_buffer v[3];
+    if (get_buffers(objs, v, 3, 3) < 0) return NULL;
+    Py_ssize_t n_states = v[1].len / 4, n_text = v[2].len / (4 * 256);
+    PyObject *result = NULL;
+    if (v[0].len != 4 * 256 * n_states || state < 0 || state >= n_states || r0 < 0 ||
+        r0 >= n_text || cap < 1 || cap > 255) {
+        PyErr_SetString(PyExc_ValueError, "text_reach: sizes or states disagree");
+    } else {
+        int32_t cls = -1;
+        int got = chars_read(v[0].buf, v[1].buf, n_states, v[2].buf, n_text, r0, state, cap,
+                             &cls);
+        if (got < 0) PyErr_NoMemory();
+        else result = Py_BuildValue("iii", got & 0xff, (got >> 8) & 1, cls);
+    }
+    for (int k = 0; k < 3; k++) PyBuffer_Release(&v[k]);
+    return result;
+}
+
+/* slice_crossings(node_byte, depth, skip, slice_chars, k) -> int32 bytes: the nodes where a
+ * character k + 1 starts (counted from the trie's root, as text_slice rows count them) below
+ * a slice node or on the path to one, in preorder: where every slice token of more than k
+ * characters crosses when every text crosses there (the other tokens below such a node are
+ * text up to it, and cross there too). */
+static PyObject *slice_crossings(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *objs[4];
+    int k;
+    if (!PyArg_ParseTuple(args, "OOOOi", &objs[0], &objs[1], &objs[2], &objs[3], &k))
+        return NULL;
+    Py_buffer v[4];
+    if (get_buffers(objs, v, 4, 4) < 0) return NULL;
+    Py_ssize_t n = v[0].len;
+    const uint8_t *byte = v[0].buf, *slice_chars = v[3].buf;
+    const int16_t *depth = v[1].buf;
+    const int32_t *skip = v[2].buf;
+    PyObject *result = NULL;
+    int32_t *out = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int16_t *chars = malloc(sizeof(int16_t) * 32768);
+    if (!out || !chars) {
+        PyErr_NoMemory();
+    } else if (v[1].len != 2 * n || v[2].len != 4 * n || v[3].len != n || k < 0 || k > 254) {
+        PyErr_SetString(PyExc_ValueError, "slice_crossings: sizes disagree");
+    } else {
+        Py_ssize_t n_out = 0;
+        int under = 0, bad = 0;     /* depth of the slice node above, 0 if none */
+        chars[0] = 0;
+        for (Py_ssize_t i = 0; i < n;) {
+            int d = depth[i];
+            if (d < 1 || d > 32767 || skip[i] <= i || skip[i] > n) { bad = 1; break; }
+            if (under && d <= under) under = 0;
+            if (!under && slice_chars[i]) under = d;
+            int starts = (byte[i] & 0xC0) != 0x80;
+            int c = chars[d - 1] + starts;
+            chars[d] = (int16_t)(c > 255 ? 255 : c);
+            if (starts && c == k + 1) {
+                /* below a slice node, or above one (on its path of whole characters) */
+                int slice = under;
+                for (Py_ssize_t j = i; j < skip[i] && !slice; j++) slice = slice_chars[j] != 0;
+                if (slice) out[n_out++] = (int32_t)i;
+                i = skip[i];
+                continue;
+            }
+            i = c > k + 1 ? skip[i] : i + 1;
+        }
+        if (bad) PyErr_SetString(PyExc_ValueError, "slice_crossings: not a preorder trie");
+        else result = PyBytes_FromStringAndSize((const char *)out, 4 * n_out);
+    }
+    free(out);
+    free(chars);
+    for (int j = 0; j < 4; j++) PyBuffer_Release(&v[j]);
+    return result;
+}
+
 /* exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [bytes]: item i holds the ids
  * (int32) of the tokens spelled exactly text[:i + 1], empty when none; the list ends where the
  * trie does (no token starts with the text read so far). One walk down the trie answers every
@@ -660,6 +785,12 @@ static PyMethodDef methods[] = {
      "cap, rest) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
+    {"text_reach", text_reach, METH_VARARGS,
+     "text_reach(trans, cross, text, text_start, state, cap) -> (characters surely read, "
+     "tight, class its longer text crosses into or -1)"},
+    {"slice_crossings", slice_crossings, METH_VARARGS,
+     "slice_crossings(node_byte, depth, skip, slice_chars, k) -> int32 bytes of the nodes "
+     "below slice nodes where a character k + 1 starts"},
     {"exact_tokens", exact_tokens, METH_VARARGS,
      "exact_tokens(node_byte, skip, lo, own, token_ids, text) -> [int32 ids of the tokens "
      "spelled text[:i + 1], for i = 0, 1, ... while the trie has a node for it]"},

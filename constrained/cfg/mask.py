@@ -29,7 +29,8 @@ from ..lru import LRUCache
 from .runtime import Runtime, State
 from ._assemble import assemble_mask, descend
 from ..gc_untrack import untrack_all
-from .token_tables import PreorderTrie, preorder_trie, walk_subtrees, walk_trie
+from .token_tables import (PreorderTrie, preorder_trie, slice_marker, walk_slice_rests,
+                           walk_subtrees, walk_trie)
 
 # ok sets larger than this are kept as packed words (OR) rather than ids (set bits)
 _PACK = 512
@@ -180,8 +181,14 @@ class MaskEngine:
         key = (edge, candidates)
         node = self._nodes.get(key)
         if node is None:
-            ok, groups = walk_subtrees(self.runtime.lexer(candidates), self.trie, roots)
-            node = self._node(key, ok, False, groups)
+            lexer = self.runtime.lexer(candidates)
+            k = slice_marker(roots)
+            if k is not None:       # the slice tokens of more than k characters
+                words, groups = walk_slice_rests(lexer, self.trie, k)
+                node = self._node(key, words, True, groups)
+            else:
+                ok, groups = walk_subtrees(lexer, self.trie, roots)
+                node = self._node(key, ok, False, groups)
         return node
 
     def _node(self, key: tuple, ok: np.ndarray, packed: bool, groups: list) -> _Node:

@@ -13,7 +13,10 @@ just before that byte). Each token ends up
 - dropped: the byte cannot extend the lexeme and the lexeme is not a full match.
 
 Crossing nodes come back grouped by the terminal set the lexeme completes (the lexer's
-accepting class). The loops run in C (``_walks.c``) over the trie in preorder: a walk costs
+accepting class). Where every text token longer than the K characters a lexeme has left
+crosses at its character K + 1 (the end of a long string's chunk), one marker node
+``-1 - K`` stands for all of them (``slice_marker``), and ``walk_slice_rests`` reads their
+remainders from the next lexeme as differences of text slice rows. The loops run in C (``_walks.c``) over the trie in preorder: a walk costs
 the number of trie nodes it reaches, never the vocabulary size, and a subtree whose bytes all
 loop on the current lexer state (string contents) is taken whole without being visited.
 """
@@ -30,6 +33,7 @@ from ..automata.token_walk import trie_spans
 from ..bitmask import bitmask_words
 from ..vocabulary import Vocabulary
 from . import _walks
+from ._assemble import assemble_mask
 from ..gc_untrack import untrack_all
 from .lexer import Lexer
 from ..lru import LRUCache
@@ -223,6 +227,50 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
         words.setflags(write=False)
         return words, groups
     return _shared(_ROOT_WALKS, key, [lexer.order[c] for c in live], walk)
+
+
+def slice_marker(nodes: np.ndarray) -> int | None:
+    """K when a walk's crossing ``nodes`` are the marker of the slice tokens of more than K
+    characters (each crossing at the first byte of its character K + 1), else None."""
+    return -1 - int(nodes[0]) if len(nodes) == 1 and nodes[0] < 0 else None
+
+
+# (vocabulary, candidate automata, characters read) -> (words, [(component positions, nodes)])
+_SLICE_WALKS = LRUCache(512)
+
+
+def walk_slice_rests(lexer: Lexer, trie: PreorderTrie, k: int):
+    """The slice tokens of more than ``k`` characters read, from the first byte of their
+    character k + 1, from the empty lexeme of ``lexer``: (ok tokens as packed words,
+    [(terminals, nodes)]) as walk_trie's, for the marker a walk leaves where every longer
+    text token crosses (the end of a long string's chunk, say). Where the answer is walked,
+    it also holds the other tokens below the crossing nodes (``_walks.slice_crossings``):
+    the walk that left the marker crossed them there too.
+
+    The lexeme surely reads R characters of text (``_walks.text_reach``): the tokens of k + 1
+    to k + R characters are ok, a row difference; the longer ones die (R tight), all cross
+    again at their character k + R + 1 (a marker again), or else are walked from their
+    crossing nodes like any subtree."""
+    def walk():
+        reach, tight, cls = _walks.text_reach(lexer.trans, lexer.cross_class, _TEXT.transitions,
+                                              _TEXT.initial, 0, SLICE_CHARS)
+        rows = trie.text_slice
+        top = min(k + reach, SLICE_CHARS)
+        groups = []
+        if top == SLICE_CHARS or tight or (reach and cls >= 0):
+            words = (rows[top] & ~rows[k]).view(np.int32)
+            if top < SLICE_CHARS and not tight:
+                groups = [(lexer.class_terms[cls], np.array([-1 - top], dtype=np.int32))]
+        else:
+            nodes = np.frombuffer(_walks.slice_crossings(
+                trie.node_byte, trie.depth, trie.skip, trie.slice_chars, k), dtype=np.int32)
+            ok, groups = _walk(lexer, trie, 0, nodes, False)
+            words = np.zeros(trie.words, dtype=np.int32)
+            assemble_mask(words, [], [ok], trie.words * 32)
+        words.setflags(write=False)
+        return words, groups
+    key = (trie.vocab_hash, lexer.keys, k)
+    return _shared(_SLICE_WALKS, key, lexer.order, walk)
 
 
 # (vocabulary, candidate automata, trie nodes) -> (ok ids, [(component positions, nodes)])

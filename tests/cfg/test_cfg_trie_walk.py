@@ -7,9 +7,10 @@ import pytest
 
 from constrained import Grammar
 from constrained.bitmask import allowed_token_ids
-from constrained.cfg import token_tables
+from constrained.cfg import _walks, token_tables
 from constrained.cfg.lexer import Lexer
 from constrained.cfg.prepare import prepare_grammar
+from constrained.cfg.runtime import Runtime
 from constrained.cfg.token_tables import preorder_trie, walk_subtrees, walk_trie
 
 pytestmark = pytest.mark.slow
@@ -39,11 +40,37 @@ def _pairs(trie, nodes) -> set:
             for t in trie.token_ids[trie.lo[n]:trie.hi[n]]}
 
 
-def _as_sets(trie, ok, groups):
-    got = {}
+def _slice_rests(trie, k: int) -> set:
+    """(token, byte offset of its character k + 1) of every slice token of more than k
+    characters: what a walk's marker ``-1 - k`` stands for."""
+    rows = trie.text_slice
+    longer = allowed_token_ids((rows[token_tables.SLICE_CHARS] & ~rows[k]).view(np.int32),
+                               trie.words * 32)
+    out = set()
+    for t in longer.tolist():
+        data = _VOCAB_BYTES[trie.vocab_hash][t]
+        starts = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]
+        out.add((t, starts[k]))
+    return out
+
+
+_VOCAB_BYTES: dict = {}
+
+
+def _as_sets(trie, ok, groups, vocab=None):
+    """(ok token set, {terminal set: {(token, offset)}}) of a walk's result; a marker group
+    stands for the remainders it names (and may repeat an explicit group's terminals)."""
+    if vocab is not None:
+        _VOCAB_BYTES[trie.vocab_hash] = vocab.token_bytes
+    got, explicit = {}, set()
     for terms, nodes in groups:
-        assert terms not in got            # one group per terminal set
-        got[terms] = _pairs(trie, nodes)
+        k = token_tables.slice_marker(nodes)
+        if k is not None:
+            got.setdefault(terms, set()).update(_slice_rests(trie, k))
+            continue
+        assert terms not in explicit            # one group of nodes per terminal set
+        explicit.add(terms)
+        got.setdefault(terms, set()).update(_pairs(trie, nodes))
     assert len(set(ok.tolist())) == len(ok)
     return set(ok.tolist()), got
 
@@ -67,7 +94,7 @@ def test_trie_walks_equal_byte_by_byte_on_llama3(llama3_vocab):
                                                  min(2, lex.n_states - 1)):
             words, groups = walk_trie(lex, trie, q)
             ok = allowed_token_ids(words, llama3_vocab.size)
-            got = _as_sets(trie, ok, groups)
+            got = _as_sets(trie, ok, groups, llama3_vocab)
             assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text])
         # subtrees below random disjoint nodes at depths 1 to 4
         nodes = sorted(rng.sample(range(trie.n_nodes), 400))
@@ -114,7 +141,7 @@ def test_walks_in_counted_strings_equal_byte_by_byte(llama3_vocab):
     for b in b'"abcdefghijkl':
         q = lex.rows[q][b]
         words, groups = walk_trie(lex, trie, q)
-        got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups)
+        got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups, llama3_vocab)
         assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text])
         reads.append(int(lex.text_chars[q]))
     counts = [r & 0xFF for r in reads]
@@ -151,6 +178,77 @@ def test_subtree_walks_into_a_counted_chunk_equal_byte_by_byte(llama3_vocab):
         assert got == _brute(lex, llama3_vocab, 0, sorted(_pairs(trie, roots)))
         read.append(int(lex.text_chars[0]) & 0xFF)
     assert max(read) > 0        # the shortcut's test ran, and some chunk reads text
+
+
+def test_walks_along_long_string_chunks_equal_byte_by_byte(llama3_vocab):
+    """A long string is lexed in chunks: where a chunk has k characters left, every longer
+    text token crosses at its character k + 1, and the walk leaves one marker for them
+    instead of every crossing node; the marker's remainders, read from the next chunk (again
+    a marker where that one ends), equal stepping each token."""
+    g = Grammar.from_json_schema({"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 100}}, "required": ["s"]})
+    pg = prepare_grammar(g)
+    runtime = Runtime(pg)
+    trie = preorder_trie(llama3_vocab)
+    text = np.nonzero(llama3_vocab.text_token_mask[:llama3_vocab.n_tokens])[0].tolist()
+    token_tables._ROOT_WALKS.clear()
+    token_tables._SLICE_WALKS.clear()
+    state = runtime.step(runtime.initial, b'{"s": "')
+    marked = 0
+    for i in range(70):
+        col, q = state
+        lex = runtime.lexer(col.candidates)
+        words, groups = walk_trie(lex, trie, q)
+        got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups, llama3_vocab)
+        if i % 7 == 0 or i in (30, 31, 62, 63):
+            assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text]), i
+        for terms, nodes in groups:
+            k = token_tables.slice_marker(nodes)
+            if k is None:
+                continue
+            marked += 1
+            nxt = runtime.parser.advance(col, terms, runtime.parser.terminal_set_id(terms))
+            assert nxt is not None
+            after = runtime.lexer(nxt.candidates)
+            rest_words, rest_groups = token_tables.walk_slice_rests(after, trie, k)
+            rests = _as_sets(trie, allowed_token_ids(rest_words, llama3_vocab.size),
+                             rest_groups, llama3_vocab)
+            assert rests == _brute(after, llama3_vocab, 0, sorted(_slice_rests(trie, k))), i
+        state = runtime.step(state, b"x")
+    assert marked >= 20
+
+
+@pytest.mark.parametrize("lark, k, walked", [
+    # the empty lexeme reads letters on and dies on other text: no row, no marker (walked)
+    ('start: A | B\nA: /[a-z]{3}/\nB: /[a-z]+!/', 3, True),
+    # reads exactly 4 characters of any text and crosses: a marker again
+    ('start: A+\nA: /[^"\\\\\\x00-\\x1f]{4}/', 2, False),
+    # reads 4 characters, then completes A or needs B's quote (two ends): walked
+    ('start: A | B\nA: /[a-m][^"\\\\\\x00-\\x1f]{3}/\n'
+     'B: /[^a-m"\\\\\\x00-\\x1f][^"\\\\\\x00-\\x1f]{3}"/', 1, True),
+    # reads 4 letters, other text ends it early: walked
+    ('start: A+\nA: /[a-zé ]{4}/', 2, True),
+    # reads up to 6 characters, then only a quote: tight
+    ('start: A\nA: /[^"\\\\\\x00-\\x1f]{0,6}"/', 10, False),
+])
+def test_slice_rests_equal_byte_by_byte(llama3_vocab, lark, k, walked):
+    pg = prepare_grammar(Grammar.from_lark(lark))
+    lex = Lexer(frozenset(range(pg.n_terminals)), pg.dfas)
+    trie = preorder_trie(llama3_vocab)
+    token_tables._SLICE_WALKS.clear()
+    words, groups = token_tables.walk_slice_rests(lex, trie, k)
+    got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups, llama3_vocab)
+    # a walked answer also holds the other tokens below the crossing nodes
+    nodes = np.frombuffer(_walks.slice_crossings(trie.node_byte, trie.depth, trie.skip,
+                                                 trie.slice_chars, k), dtype=np.int32)
+    below = _pairs(trie, nodes)
+    rests = _slice_rests(trie, k)
+    assert below >= rests and len(nodes) == len(set(nodes.tolist()))
+    items = rests | below if walked else rests
+    assert got == _brute(lex, llama3_vocab, 0, sorted(items))
+    assert got[0] or any(got[1].values())
+    markers = [token_tables.slice_marker(n) for _, n in groups]
+    assert all(m is None for m in markers) if walked else all(m is not None for m in markers)
 
 
 def test_rest_bytes_are_the_longest_remainder_below_each_node(llama3_vocab):
@@ -224,7 +322,7 @@ def test_walks_along_strings_equal_byte_by_byte_on_qwen3(schema, text):
         if q == 0:
             continue
         words, groups = walk_trie(lex, trie, q)
-        ok, crossing = _as_sets(trie, allowed_token_ids(words, vocab.size), groups)
+        ok, crossing = _as_sets(trie, allowed_token_ids(words, vocab.size), groups, vocab)
         # the trie also spells special tokens (a byte no text has): compare text tokens
         crossing = {terms: {p for p in pairs if p[0] in text_ids}
                     for terms, pairs in crossing.items()}
