@@ -71,6 +71,9 @@ class DistinctStringsMatcher(CFGMatcher):
         # safe ones left out (as of the safe set's size), and those that may close the key
         # being read and open another
         self._separators: dict = compiled.__dict__.setdefault("_distinct_separators", {})
+        # per (closing place, token): whether a token that starts by closing a value string
+        # is safe whatever the keys written (see _closing_place)
+        self._closing_verdicts: dict = compiled.__dict__.setdefault("_distinct_closing", {})
         self._index = None
         prepared = compiled.prepared
         names = set(compiled.grammar.distinct_arrays)
@@ -252,8 +255,17 @@ class DistinctStringsMatcher(CFGMatcher):
         phase = scanned[1]
         ends: dict = {}         # head -> whether it ends outside any key
         opening = []
+        closing = self._closing_place(state, scanned)
+        learnt, pending = self._closing_verdicts, []
         for t in tokens:
             data = self._tokens[t]
+            if closing is not None and data[:1] == b'"':
+                known = learnt.get((closing, t))
+                if known is not None:
+                    if known:
+                        safe.add(t)
+                    continue
+                pending.append(t)
             head = data[:data.rfind(b'"') + 1]
             outside = ends.get(head)
             if outside is None:
@@ -269,6 +281,28 @@ class DistinctStringsMatcher(CFGMatcher):
                 opening.append(t)
         if opening:
             self._repeating(state, scanned, opening)
+        if pending:
+            if len(learnt) >= _CACHE_SIZE:
+                learnt.clear()
+            # a token judged in a container without strings yet may hold elsewhere
+            judged = bool(scanned[0][-1])
+            for t in pending:
+                if t in safe or judged:
+                    learnt[(closing, t)] = t in safe
+
+    def _closing_place(self, state, scanned) -> tuple | None:
+        """Inside a value string: what decides the verdict of a token that starts by closing
+        it (the column, the lexer state after the quote, the kinds of the containers around),
+        which a string's positions share; None elsewhere."""
+        if scanned[1] != STRING or not scanned[0]:
+            return None
+        col, q = state
+        after = self._runtime.lexer(col.candidates).rows[q][_QUOTE]
+        if after < 0:
+            return None
+        place = (col.id, after, tuple([type(f) is Items for f in scanned[0]]))
+        untrack_all(place)      # ints and booleans
+        return place
 
     def _safe_tokens(self, where: tuple) -> set:
         """The tokens known to repeat nothing whatever the keys written at ``where`` (a

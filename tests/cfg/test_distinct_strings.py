@@ -346,7 +346,8 @@ def _key_lengths_at_most(text: bytes, most: int) -> bool:
     return all(len(piece) <= most for piece in text.split(b'"')[1::4])
 
 
-def test_masks_match_the_oracle_with_infinitely_many_keys():
+@pytest.mark.parametrize("values, most", [(["p"], 3), (["p", "pq", "pqq"], 2)])
+def test_masks_match_the_oracle_with_infinitely_many_keys(values, most):
     """Keys from ``[ab]+`` (infinitely many: every key prefix has unused completions, the
     case where a token's verdict holds whatever keys were written and is kept per grammar
     state): the valid texts are listed with keys of up to 4 letters, every prefix whose keys
@@ -354,19 +355,24 @@ def test_masks_match_the_oracle_with_infinitely_many_keys():
     that leaves every key at most 2 letters long (then a viable text has a listed completion,
     its open key taking at most 2 more letters to differ from the used ones). The prefixes
     reach one grammar state with different keys written (``{"a":"p","b`` and
-    ``{"b":"p","b``), where a token closing the key and opening another repeats one or not."""
+    ``{"b":"p","b``), where a token closing the key and opening another repeats one or not.
+    Values of several lengths put tokens that close a value string and open a key at several
+    places of one string, which share what they learn about such tokens."""
     schema = {"type": "object", "propertyNames": {"pattern": "^[ab]+$"},
-              "additionalProperties": {"const": "p"}, "maxProperties": 3}
+              "additionalProperties": {"enum": values}, "maxProperties": most}
     keys = ["".join(p) for n in range(1, 5) for p in itertools.product("ab", repeat=n)]
     valid = set()
-    for k in range(4):
+    for k in range(most + 1):
         for chosen in itertools.permutations(keys, k):
-            valid.add(("{" + ",".join(f'"{c}":"p"' for c in chosen) + "}").encode())
+            for vals in itertools.product(values, repeat=k):
+                valid.add(("{" + ",".join(f'"{c}":"{v}"' for c, v in zip(chosen, vals))
+                           + "}").encode())
     prefixes = {v[:i] for v in valid for i in range(len(v) + 1)}
     short = sorted(v.decode() for v in valid if _key_lengths_at_most(v, 2))
     vocab = small_vocab("", short, seed=5, n_pieces=300,
                         extra=(b'":"p","a', b'":"p","b', b'":"p","', b'","a', b'","b', b'"a',
-                               b'"b', b'a"', b'b"', b'ab"', b'":"p"}', b'p","ab', b'{"a'))
+                               b'"b', b'a"', b'b"', b'ab"', b'":"p"}', b'p","ab', b'{"a',
+                               b'q","a', b'q","b', b'pq","', b'q"}', b'q","'))
     grammar = schema_to_grammar(schema, whitespace="compact", property_order="any")
     compiled = compile_grammar(grammar, vocab)
     matcher = compiled.matcher()
@@ -394,3 +400,5 @@ def test_masks_match_the_oracle_with_infinitely_many_keys():
     visit(b"")
     assert {b'{"a":"p","b', b'{"b":"p","b'} <= seen
     assert compared > 10_000
+    if len(values) > 1:     # verdicts of tokens closing a value string were shared
+        assert any(compiled.__dict__["_distinct_closing"].values())
