@@ -16,9 +16,10 @@ Crossing nodes come back grouped by the terminal set the lexeme completes (the l
 accepting class). Where every text token longer than the K characters a lexeme has left
 crosses at its character K + 1 (the end of a long string's chunk), one marker node
 ``-1 - K`` stands for all of them (``slice_marker``), and ``walk_slice_rests`` reads their
-remainders from the next lexeme as differences of text slice rows. The loops run in C (``_walks.c``) over the trie in preorder: a walk costs
-the number of trie nodes it reaches, never the vocabulary size, and a subtree whose bytes all
-loop on the current lexer state (string contents) is taken whole without being visited.
+remainders from the next lexeme as differences of text slice rows. The loops run in C
+(``_walks.c``) over the trie in preorder: a walk costs the number of trie nodes it reaches,
+never the vocabulary size, and a subtree whose bytes all loop on the current lexer state
+(string contents) is taken whole without being visited.
 """
 from __future__ import annotations
 
@@ -264,9 +265,10 @@ def walk_slice_rests(lexer: Lexer, trie: PreorderTrie, k: int):
         else:
             nodes = np.frombuffer(_walks.slice_crossings(
                 trie.node_byte, trie.depth, trie.skip, trie.slice_chars, k), dtype=np.int32)
-            ok, groups = _walk(lexer, trie, 0, nodes, False)
             words = np.zeros(trie.words, dtype=np.int32)
-            assemble_mask(words, [], [ok], trie.words * 32)
+            if len(nodes):      # (no roots would walk the whole trie)
+                ok, groups = _walk(lexer, trie, 0, nodes, False)
+                assemble_mask(words, [], [ok], trie.words * 32)
         words.setflags(write=False)
         return words, groups
     key = (trie.vocab_hash, lexer.keys, k)

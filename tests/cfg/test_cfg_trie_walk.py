@@ -359,3 +359,22 @@ def test_exact_tokens_equal_a_lookup_by_bytes(llama3_vocab):
     with pytest.raises(ValueError):
         _walks.exact_tokens(trie.node_byte, trie.skip[:-1], trie.lo, trie.own, trie.token_ids,
                             b"a")
+
+
+def test_slice_rests_with_no_longer_tokens_allow_nothing():
+    """A vocabulary whose text tokens all have at most 7 characters: past 10 characters there
+    is nothing to read (the walk below no crossing node is not a walk of the whole trie)."""
+    from cfg_vocab import small_vocab
+    vocab = small_vocab("", ["hello world, words of text"], seed=3)
+    pg = prepare_grammar(Grammar.from_lark('start: A | B\nA: /[a-z]{3}/\nB: /[a-z]+!/'))
+    lex = Lexer(frozenset(range(pg.n_terminals)), pg.dfas)
+    trie = preorder_trie(vocab, disk_cache=False)
+    token_tables._SLICE_WALKS.clear()
+    words, groups = token_tables.walk_slice_rests(lex, trie, 10)
+    assert not words.any() and groups == []
+    words, groups = token_tables.walk_slice_rests(lex, trie, 1)     # walked: some are read
+    got = _as_sets(trie, allowed_token_ids(words, vocab.size), groups, vocab)
+    assert got == _brute(lex, vocab, 0, sorted(_slice_rests(trie, 1) | _pairs(
+        trie, np.frombuffer(_walks.slice_crossings(trie.node_byte, trie.depth, trie.skip,
+                                                   trie.slice_chars, 1), dtype=np.int32))))
+    assert got[0]
