@@ -89,3 +89,45 @@ def test_boolean_schemas():
 def test_the_converters_own_keywords_are_left_to_the_validator():
     from constrained.grammar.json_schema.merge import CONTAINS_ALL
     assert quick_validity(["a"], {CONTAINS_ALL: [({"const": "b"}, 1, None)]}) is None
+
+
+def test_references_are_followed_with_a_resolver():
+    """``$ref`` (beside other keywords, through applicators, in cycles) as the validator reads
+    it, when the caller resolves references; without a resolver the validator decides."""
+    defs = {"color": {"enum": ["red", "blue", 3]}, "short": {"type": "string", "maxLength": 3},
+            "both": {"allOf": [{"$ref": "#/$defs/color"}, {"$ref": "#/$defs/short"}]},
+            "loop": {"anyOf": [{"$ref": "#/$defs/loop"}, {"type": "integer"}]},
+            "object": {"properties": {"a": {}}}}
+    root = {"$defs": defs}
+
+    def resolve(uri):
+        return defs[uri.rsplit("/", 1)[1]]
+    schemas = [{"$ref": "#/$defs/color"}, {"$ref": "#/$defs/both"},
+               {"$ref": "#/$defs/short", "not": {"$ref": "#/$defs/color"}},
+               {"oneOf": [{"$ref": "#/$defs/color"}, {"$ref": "#/$defs/short"}]},
+               {"$ref": "#/$defs/color", "type": "string"}]
+    for schema in schemas:
+        validator = jsonschema.Draft202012Validator({**schema, **root})
+        for instance in INSTANCES + ["red", "blue", "green"]:
+            assert quick_validity(instance, schema, resolve) == validator.is_valid(instance), (
+                instance, schema)
+        assert quick_validity("red", schema) is None
+    assert quick_validity(3, {"$ref": "#/$defs/loop"}, resolve) is None   # a cycle: undecided
+    assert quick_validity("abc", {"$ref": "#/$defs/object"}, resolve) is None
+    assert quick_validity("abc", {"$ref": "#/$defs/missing"}, resolve) is None
+
+
+def test_enum_filters_through_references_keep_jsonschema_unloaded():
+    """Converting a schema whose enum values are checked against referenced enums reads
+    no validator (the jsonschema package is not imported for it)."""
+    import subprocess
+    import sys
+    code = ("import sys, json\n"
+            "from constrained import Grammar\n"
+            "s = {'$defs': {'e': {'enum': ['a', 'b', 3]}}, 'type': 'object', 'properties': {\n"
+            "  'x': {'allOf': [{'$ref': '#/$defs/e'}, {'enum': ['b', 3, 'c']}]}}}\n"
+            "g = Grammar.from_json_schema(s)\n"
+            "print('jsonschema' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"

@@ -74,7 +74,7 @@ class Converter:
 
     def validates(self, instance, schema) -> bool:
         """Whether ``instance`` is valid under ``schema`` (refs resolve against the root)."""
-        simple = quick_validity(instance, schema)
+        simple = quick_validity(instance, schema, self._resolved)
         if simple is not None:
             return simple
         entry = self._validators.get(id(schema))
@@ -92,6 +92,10 @@ class Converter:
             return entry[1].is_valid(instance)
         except Exception:  # noqa: BLE001 - an unusable schema fragment: be conservative
             return False
+
+    def _resolved(self, uri: str):
+        """The schema a (absolute) ``$ref`` names."""
+        return self.index.resolve(uri, "")[0]
 
     # -- conversion ---------------------------------------------------------------------------
     def start(self) -> str:

@@ -1,11 +1,11 @@
 """Validity of an instance under a schema of scalar keywords, decided without jsonschema.
 
 The converter asks whether enum values and property names pass their schema's other keywords.
-Most such schemas say only ``type``, ``pattern``, a length or a bound, beside annotations and
-keywords no validator reads; answering those here keeps the jsonschema package (about 100 ms
-to import) and a validator per schema out of the compile. Every answer is the one the
-Draft 2020-12 validator of jsonschema gives (no format checker: ``format`` never fails);
-``None`` means the schema says more and the validator decides.
+Most such schemas say only ``type``, ``pattern``, a length or a bound, or refer to such a
+schema, beside annotations and keywords no validator reads; answering those here keeps the
+jsonschema package (about 100 ms to import) and a validator per schema out of the compile.
+Every answer is the one the Draft 2020-12 validator of jsonschema gives (no format checker:
+``format`` never fails); ``None`` means the schema says more and the validator decides.
 """
 from __future__ import annotations
 
@@ -79,29 +79,45 @@ def _bound(test):
     return check
 
 
-def _all_of(instance, subs) -> bool | None:
+def _all_of(instance, subs, resolve, depth) -> bool | None:
     if not isinstance(subs, list) or not subs:
         return None
-    return _conjunction(quick_validity(instance, s) for s in subs)
+    return _conjunction(quick_validity(instance, s, resolve, depth) for s in subs)
 
 
-def _any_of(instance, subs) -> bool | None:
+def _any_of(instance, subs, resolve, depth) -> bool | None:
     if not isinstance(subs, list) or not subs:
         return None
-    results = [quick_validity(instance, s) for s in subs]
+    results = [quick_validity(instance, s, resolve, depth) for s in subs]
     return None if None in results else any(results)
 
 
-def _one_of(instance, subs) -> bool | None:
+def _one_of(instance, subs, resolve, depth) -> bool | None:
     if not isinstance(subs, list) or not subs:
         return None
-    results = [quick_validity(instance, s) for s in subs]
+    results = [quick_validity(instance, s, resolve, depth) for s in subs]
     return None if None in results else sum(results) == 1
 
 
-def _not(instance, sub) -> bool | None:
-    result = quick_validity(instance, sub)
+def _not(instance, sub, resolve, depth) -> bool | None:
+    result = quick_validity(instance, sub, resolve, depth)
     return None if result is None else not result
+
+
+def _ref(instance, uri, resolve, depth) -> bool | None:
+    if resolve is None or not isinstance(uri, str) or depth >= MAX_REFS:
+        return None
+    try:
+        target = resolve(uri)
+    except Exception:  # noqa: BLE001 - an unresolvable reference: the validator decides
+        return None
+    return quick_validity(instance, target, resolve, depth + 1)
+
+
+# applicators: their subschemas are judged the same way (references followed up to MAX_REFS
+# deep, so a reference cycle ends undecided)
+_APPLICATORS = {"allOf": _all_of, "anyOf": _any_of, "oneOf": _one_of, "not": _not, "$ref": _ref}
+MAX_REFS = 16
 
 
 _CHECKS = {
@@ -116,10 +132,6 @@ _CHECKS = {
     "maximum": _bound(lambda v, b: v <= b),
     "exclusiveMinimum": _bound(lambda v, b: v > b),
     "exclusiveMaximum": _bound(lambda v, b: v < b),
-    "allOf": _all_of,
-    "anyOf": _any_of,
-    "oneOf": _one_of,
-    "not": _not,
 }
 
 
@@ -133,9 +145,11 @@ def _conjunction(results) -> bool | None:
     return None if unknown else True
 
 
-def quick_validity(instance, schema) -> bool | None:
+def quick_validity(instance, schema, resolve=None, depth: int = 0) -> bool | None:
     """Whether ``instance`` is valid under ``schema``, or None when that rests on a keyword
-    other than the scalar ones above (a reference, an object or array keyword)."""
+    other than the scalar ones above and the applicators (an object or array keyword, a
+    reference without ``resolve``). ``resolve(uri)`` returns the schema a ``$ref`` names
+    (it may raise: the validator then decides)."""
     if schema is True or schema is False:
         return schema
     if not isinstance(schema, dict):
@@ -143,6 +157,10 @@ def quick_validity(instance, schema) -> bool | None:
     results = []
     for key, value in schema.items():
         if key in _READ:
+            applicator = _APPLICATORS.get(key)
+            if applicator is not None:
+                results.append(applicator(instance, value, resolve, depth))
+                continue
             check = _CHECKS.get(key)
             results.append(None if check is None else check(instance, value))
     return _conjunction(results)
