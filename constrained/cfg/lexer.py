@@ -131,32 +131,31 @@ class Lexer:
 
     @property
     def n_states(self) -> int:
-        return len(self.rows)
+        return len(self.trans)
 
     @staticmethod
     def _names(order, dfas) -> str:
         return ", ".join(str(t) for t in order[:8]) + (" ..." if len(order) > 8 else "")
 
 
-class _Rows:
+class _Rows(dict):
     """``rows[q][b]``: the lexer's transitions as Python lists, converted a row at a time (byte
-    stepping in Python reads few rows; converting them all costs more than the walks)."""
+    stepping in Python reads few rows; converting them all costs more than the walks). A dict
+    of the rows converted so far: reading one is a plain dict lookup, and a missing one is
+    converted by ``__missing__``."""
 
-    __slots__ = ("_trans", "_rows")
+    __slots__ = ("_trans",)
 
     def __init__(self, trans: np.ndarray) -> None:
+        super().__init__()
         self._trans = trans
-        self._rows: dict[int, list[int]] = {}
 
-    def __getitem__(self, q: int) -> list[int]:
-        row = self._rows.get(q)
-        if row is None:
-            row = self._rows[q] = self._trans[q].tolist()
-            untrack_all(row, self._rows)    # lists of ints (a list in a dict tracks the dict)
+    def __missing__(self, q: int) -> list[int]:
+        if not 0 <= q < len(self._trans):
+            raise IndexError(f"lexer state {q} out of range")
+        row = self[q] = self._trans[q].tolist()
+        untrack_all(row, self)      # lists of ints (a list in a dict tracks the dict)
         return row
-
-    def __len__(self) -> int:
-        return len(self._trans)
 
 
 def _infinite_states(components: np.ndarray, dfas: tuple[ByteDFA, ...]) -> list[bool]:
