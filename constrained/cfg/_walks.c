@@ -44,7 +44,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 19 };
+enum { N_BUF = 20 };
 
 /* Whether lexer state s stays alive on every text the reference automaton ``text`` reads from
  * r0 (a simulation: every reachable pair (r, x) has x alive wherever r is). On success every
@@ -237,22 +237,23 @@ static PyObject *walk(PyObject *self, PyObject *args) {
        roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars,
        cap, rest */
     long long cap;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLO", &objs[0], &objs[1], &start,
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOO", &objs[0], &objs[1], &start,
                           &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
                           &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap,
-                          &objs[18]))
+                          &objs[18], &objs[19]))
         return NULL;
     static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1, 4, 1,
-                                            2, 1};
+                                            2, 1, 4};
     static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
                                        "hi", "own", "token_ids", "sub", "roots", "out_words",
                                        "text", "clean", "sim", "text_slice", "slice_chars",
-                                       "text_chars", "rest"};
+                                       "text_chars", "rest", "text_cross"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF; got++) {
-        int flags = (got == 11 || got == 14 || got == 17) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
+        int flags = (got == 11 || got == 14 || got == 17 || got == 19)
+                        ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS
                                              : PyBUF_C_CONTIGUOUS;
         if (PyObject_GetBuffer(objs[got], &v[got], flags | PyBUF_FORMAT) < 0) goto fail;
         if (v[got].itemsize != sizes[got]) {
@@ -278,6 +279,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const uint8_t *slice_chars = v[16].buf;      /* 0, or a slice node's most characters */
     int16_t *text_chars = v[17].buf;             /* per lexer state, -1 unknown */
     const uint8_t *rest = v[18].buf;    /* per node: most bytes of a token from its byte on */
+    int32_t *text_cross = v[19].buf;    /* per lexer state: the uniform class (see chars_read) */
     Py_ssize_t n_text = v[12].len / (4 * 256);
     Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
     Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[11].len / 4;
@@ -295,7 +297,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
               text_start < 0 || text_start >= n_text || text_start > 7 ||
               v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states ||
-              cap < 0 || cap > 255 || v[17].len != 2 * n_states || v[18].len != n_nodes;
+              cap < 0 || cap > 255 || v[17].len != 2 * n_states || v[18].len != n_nodes ||
+              v[19].len != 4 * n_states;
     for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
         bad = roots[r] < 0 || roots[r] >= n_nodes;
         if (!bad) {
@@ -328,16 +331,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     if (slice_ok) {
         if (text_chars[start] < 0) {
             int k = chars_read(trans, cross, n_states, text, n_text, (int32_t)text_start,
-                               (int32_t)start, (int)cap, NULL);
+                               (int32_t)start, (int)cap, &text_cross[start]);
             if (k < 0) oom = 1;
             else text_chars[start] = (int16_t)k;
         }
         budget = oom ? 0 : text_chars[start] & 0xff;
         tight = oom ? 0 : (text_chars[start] >> 8) & 1;
-        if (!oom && budget && (text_chars[start] >> 9) & 1) {
-            if (chars_read(trans, cross, n_states, text, n_text, (int32_t)text_start,
-                           (int32_t)start, (int)cap, &slice_cls) < 0) oom = 1;
-        }
+        if (!oom && budget && (text_chars[start] >> 9) & 1) slice_cls = text_cross[start];
     }
 #define EMIT(k)                                                                  \
     do {                                                                         \
@@ -370,7 +370,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                    walk's start state survives every text of that many characters */
                 if (text_chars[start] < 0) {
                     int k = chars_read(trans, cross, n_states, text, n_text,
-                                       (int32_t)text_start, (int32_t)start, (int)cap, NULL);
+                                       (int32_t)text_start, (int32_t)start, (int)cap,
+                                       &text_cross[start]);
                     if (k < 0) { oom = 1; break; }
                     text_chars[start] = (int16_t)k;
                 }
@@ -782,7 +783,8 @@ static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
      "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, "
-     "cap, rest) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to out_words as bits "
+     "cap, rest, text_cross) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to "
+     "out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
     {"text_reach", text_reach, METH_VARARGS,

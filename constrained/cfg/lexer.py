@@ -27,7 +27,8 @@ class _Tables:
     with the per-state facts the C walks learn about them."""
 
     __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
-                 "simulates_text", "text_chars", "components", "nbytes", "infinite", "memo")
+                 "simulates_text", "text_chars", "text_cross", "components", "nbytes",
+                 "infinite", "memo")
 
     def __init__(self, n: int, trans, comp_states, acc_class, cross, members, k: int) -> None:
         self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
@@ -38,6 +39,7 @@ class _Tables:
         self.members = members
         self.simulates_text = np.full(n, -1, dtype=np.int8)
         self.text_chars = np.full(n, -1, dtype=np.int16)
+        self.text_cross = np.full(n, -1, dtype=np.int32)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
         self.infinite: list[bool] | None = None     # see Lexer.infinite
@@ -97,8 +99,11 @@ class Lexer:
         self.acc_list: list[bool] = tables.acc_list
         # per state: -1 unknown, else whether it keeps reading any JSON string text (C walks)
         self.simulates_text = tables.simulates_text
-        # per state: -1 unknown, else how many characters of such text it surely reads (C walks)
+        # per state: -1 unknown, else how many characters of such text it surely reads, whether
+        # longer text dies or crosses into one class (C walks: ``chars_read`` in _walks.c)
         self.text_chars = tables.text_chars
+        # and that class, once text_chars is known (-1: none)
+        self.text_cross = tables.text_cross
         self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.components = tables.components
         self.initial = 0

@@ -193,7 +193,8 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
                                 trie.token_ids, trie.sub, trie.max_depth, roots, words,
                                 _TEXT.transitions, _TEXT.initial, trie.clean,
                                 lexer.simulates_text, trie.text_slice if as_words else _NONE,
-                                trie.slice_chars, lexer.text_chars, SLICE_CHARS, trie.rest)
+                                trie.slice_chars, lexer.text_chars, SLICE_CHARS, trie.rest,
+                                lexer.text_cross)
     terms = lexer.class_terms
     groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups
@@ -236,6 +237,19 @@ def slice_marker(nodes: np.ndarray) -> int | None:
     return -1 - int(nodes[0]) if len(nodes) == 1 and nodes[0] < 0 else None
 
 
+def _text_reach(lexer: Lexer) -> tuple[int, int, int]:
+    """(characters surely read, tight, uniform class or -1) of the lexer's empty lexeme, kept
+    in its per-state arrays as the walks keep theirs."""
+    known = int(lexer.text_chars[0])
+    if known >= 0:
+        return known & 0xFF, known >> 8 & 1, int(lexer.text_cross[0])
+    reach, tight, cls = _walks.text_reach(lexer.trans, lexer.cross_class, _TEXT.transitions,
+                                          _TEXT.initial, 0, SLICE_CHARS)
+    lexer.text_cross[0] = cls
+    lexer.text_chars[0] = reach | tight << 8 | (cls >= 0) << 9
+    return reach, tight, cls
+
+
 # (vocabulary, candidate automata, characters read) -> (words, [(component positions, nodes)])
 _SLICE_WALKS = LRUCache(512)
 
@@ -253,8 +267,7 @@ def walk_slice_rests(lexer: Lexer, trie: PreorderTrie, k: int):
     again at their character k + R + 1 (a marker again), or else are walked from their
     crossing nodes like any subtree."""
     def walk():
-        reach, tight, cls = _walks.text_reach(lexer.trans, lexer.cross_class, _TEXT.transitions,
-                                              _TEXT.initial, 0, SLICE_CHARS)
+        reach, tight, cls = _text_reach(lexer)
         rows = trie.text_slice
         top = min(k + reach, SLICE_CHARS)
         groups = []
