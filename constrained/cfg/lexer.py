@@ -28,7 +28,7 @@ class _Tables:
 
     __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
                  "simulates_text", "text_chars", "text_cross", "components", "nbytes",
-                 "infinite", "memo")
+                 "infinite", "memo", "finite_marked")
 
     def __init__(self, n: int, trans, comp_states, acc_class, cross, members, k: int) -> None:
         self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
@@ -43,6 +43,7 @@ class _Tables:
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
         self.infinite: list[bool] | None = None     # see Lexer.infinite
+        self.finite_marked = False                  # see Lexer.mark_finite
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 
@@ -127,6 +128,16 @@ class Lexer:
         if tables.infinite is None:
             tables.infinite = _infinite_states(self.components, self.dfas)
         return tables.infinite
+
+    def mark_finite(self) -> None:
+        """Marks the states from which finitely many texts lead on as not reading every JSON
+        string text (``simulates_text`` 0): the walks then need not search them (once per
+        tables)."""
+        tables = self._tables
+        if not tables.finite_marked:
+            finite = ~np.array(self.infinite, dtype=bool)
+            tables.simulates_text[finite & (tables.simulates_text < 0)] = 0
+            tables.finite_marked = True
 
     @property
     def memo(self) -> dict:
