@@ -80,7 +80,7 @@ def test_states_scans_lexers_and_key_walks_are_not_tracked(llama3_vocab):
                    for s in scans)
     lexers = list(compiled.runtime._lexers.values())
     assert lexers and not any(gc.is_tracked(lx) or gc.is_tracked(lx.dfas) for lx in lexers)
-    assert not any(gc.is_tracked(lx.rows._rows) for lx in lexers)
+    assert not any(gc.is_tracked(lx.rows) for lx in lexers)
     walks = []
     for lx in lexers:
         cache = lx.memo.get("key_walks")
