@@ -178,6 +178,19 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
     return k | (tight << 8) | (uniform << 9);
 }
 
+/* chars_read of state s, computed once and kept: text_chars[s] (-1 unknown) and the uniform
+ * class in text_cross[s]. Returns text_chars[s], or -1 on memory error. */
+static int known_chars(const int32_t *trans, const int32_t *cross, Py_ssize_t n_states,
+                       const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap,
+                       int16_t *text_chars, int32_t *text_cross) {
+    if (text_chars[s] < 0) {
+        int k = chars_read(trans, cross, n_states, text, n_text, r0, s, cap, &text_cross[s]);
+        if (k < 0) return -1;
+        text_chars[s] = (int16_t)k;
+    }
+    return text_chars[s];
+}
+
 /* the 256-bit set of bytes b with trans[s][b] == s */
 static void loop_bytes(const int32_t *trans, int32_t s, uint64_t out[4]) {
     const int32_t *row = trans + (int64_t)s * 256;
@@ -329,12 +342,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Py_ssize_t n_ok = 0, n_cross = 0;
     Py_BEGIN_ALLOW_THREADS
     if (slice_ok) {
-        if (text_chars[start] < 0) {
-            int k = chars_read(trans, cross, n_states, text, n_text, (int32_t)text_start,
-                               (int32_t)start, (int)cap, &text_cross[start]);
-            if (k < 0) oom = 1;
-            else text_chars[start] = (int16_t)k;
-        }
+        if (known_chars(trans, cross, n_states, text, n_text, (int32_t)text_start,
+                        (int32_t)start, (int)cap, text_chars, text_cross) < 0) oom = 1;
         budget = oom ? 0 : text_chars[start] & 0xff;
         tight = oom ? 0 : (text_chars[start] >> 8) & 1;
         if (!oom && budget && (text_chars[start] >> 9) & 1) slice_cls = text_cross[start];
@@ -368,12 +377,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (s == start && cap > 0 && rest[i] <= cap && ((clean[i] >> text_start) & 1)) {
                 /* every token below is text of at most rest[i] bytes from here, and the
                    walk's start state survives every text of that many characters */
-                if (text_chars[start] < 0) {
-                    int k = chars_read(trans, cross, n_states, text, n_text,
-                                       (int32_t)text_start, (int32_t)start, (int)cap,
-                                       &text_cross[start]);
-                    if (k < 0) { oom = 1; break; }
-                    text_chars[start] = (int16_t)k;
+                if (known_chars(trans, cross, n_states, text, n_text, (int32_t)text_start,
+                                (int32_t)start, (int)cap, text_chars, text_cross) < 0) {
+                    oom = 1;
+                    break;
                 }
                 if ((text_chars[start] & 0xff) >= rest[i]) {
                     for (int32_t k = lo[i]; k < hi[i]; k++) EMIT(k);
@@ -635,30 +642,35 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* text_reach(trans, cross, text, text_start, state, cap) -> (K, tight, class): what lexer
- * state ``state`` does with text (chars_read): K characters surely read, whether longer text
- * dies, and the class its longer text uniformly crosses into (-1 when it does not). */
+/* text_reach(trans, cross, text, text_start, state, cap, text_chars, text_cross) -> (K, tight,
+ * class): what lexer state ``state`` does with text (chars_read, kept in the per-state arrays
+ * as the walks keep it): K characters surely read, whether longer text dies, and the class its
+ * longer text uniformly crosses into (-1 when it does not). */
 static PyObject *text_reach(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *objs[3];
+    PyObject *objs[5];
     int r0, state, cap;
-    if (!PyArg_ParseTuple(args, "OOOiii", &objs[0], &objs[1], &objs[2], &r0, &state, &cap))
+    if (!PyArg_ParseTuple(args, "OOOiiiOO", &objs[0], &objs[1], &objs[2], &r0, &state, &cap,
+                          &objs[3], &objs[4]))
         return NULL;
-    Py_buffer v[3];
-    if (get_buffers(objs, v, 3, 3) < 0) return NULL;
+    Py_buffer v[5];
+    if (get_buffers(objs, v, 5, 3) < 0) return NULL;
     Py_ssize_t n_states = v[1].len / 4, n_text = v[2].len / (4 * 256);
     PyObject *result = NULL;
-    if (v[0].len != 4 * 256 * n_states || state < 0 || state >= n_states || r0 < 0 ||
+    if (v[0].len != 4 * 256 * n_states || v[3].len != 2 * n_states ||
+        v[4].len != 4 * n_states || state < 0 || state >= n_states || r0 < 0 ||
         r0 >= n_text || cap < 1 || cap > 255) {
         PyErr_SetString(PyExc_ValueError, "text_reach: sizes or states disagree");
     } else {
-        int32_t cls = -1;
-        int got = chars_read(v[0].buf, v[1].buf, n_states, v[2].buf, n_text, r0, state, cap,
-                             &cls);
+        int16_t *text_chars = v[3].buf;
+        int32_t *text_cross = v[4].buf;
+        int got = known_chars(v[0].buf, v[1].buf, n_states, v[2].buf, n_text, r0, state, cap,
+                              text_chars, text_cross);
         if (got < 0) PyErr_NoMemory();
-        else result = Py_BuildValue("iii", got & 0xff, (got >> 8) & 1, cls);
+        else result = Py_BuildValue("iii", got & 0xff, (got >> 8) & 1,
+                                    (got >> 9) & 1 ? text_cross[state] : -1);
     }
-    for (int k = 0; k < 3; k++) PyBuffer_Release(&v[k]);
+    for (int k = 0; k < 5; k++) PyBuffer_Release(&v[k]);
     return result;
 }
 
@@ -788,8 +800,9 @@ static PyMethodDef methods[] = {
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
     {"text_reach", text_reach, METH_VARARGS,
-     "text_reach(trans, cross, text, text_start, state, cap) -> (characters surely read, "
-     "tight, class its longer text crosses into or -1)"},
+     "text_reach(trans, cross, text, text_start, state, cap, text_chars, text_cross) -> "
+     "(characters surely read, tight, class its longer text crosses into or -1), kept in the "
+     "per-state arrays"},
     {"slice_crossings", slice_crossings, METH_VARARGS,
      "slice_crossings(node_byte, depth, skip, slice_chars, k) -> int32 bytes of the nodes "
      "below slice nodes where a character k + 1 starts"},

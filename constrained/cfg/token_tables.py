@@ -238,19 +238,6 @@ def slice_marker(nodes: np.ndarray) -> int | None:
     return -1 - int(nodes[0]) if len(nodes) == 1 and nodes[0] < 0 else None
 
 
-def _text_reach(lexer: Lexer) -> tuple[int, int, int]:
-    """(characters surely read, tight, uniform class or -1) of the lexer's empty lexeme, kept
-    in its per-state arrays as the walks keep theirs."""
-    known = int(lexer.text_chars[0])
-    if known >= 0:
-        return known & 0xFF, known >> 8 & 1, int(lexer.text_cross[0])
-    reach, tight, cls = _walks.text_reach(lexer.trans, lexer.cross_class, _TEXT.transitions,
-                                          _TEXT.initial, 0, SLICE_CHARS)
-    lexer.text_cross[0] = cls
-    lexer.text_chars[0] = reach | tight << 8 | (cls >= 0) << 9
-    return reach, tight, cls
-
-
 # (vocabulary, candidate automata, characters read) -> (words, [(component positions, nodes)])
 _SLICE_WALKS = LRUCache(512)
 
@@ -268,7 +255,9 @@ def walk_slice_rests(lexer: Lexer, trie: PreorderTrie, k: int):
     again at their character k + R + 1 (a marker again), or else are walked from their
     crossing nodes like any subtree."""
     def walk():
-        reach, tight, cls = _text_reach(lexer)
+        reach, tight, cls = _walks.text_reach(lexer.trans, lexer.cross_class, _TEXT.transitions,
+                                              _TEXT.initial, 0, SLICE_CHARS, lexer.text_chars,
+                                              lexer.text_cross)
         rows = trie.text_slice
         top = min(k + reach, SLICE_CHARS)
         groups = []
