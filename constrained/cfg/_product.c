@@ -8,11 +8,13 @@
  * States are numbered in the order they are first reached (the initial tuple is state 0 and is
  * never re-entered: reaching its tuple again makes a new state, as the empty lexeme is special).
  *
- * Returns (n, trans, comps, acc_class, cross_class, classes): int32 bytes of the successor of
- * each state per byte (-1 dead), of each state's component states (-1 dead), of each state's
- * accepting class (states whose accepting components are the same set share one, numbered by
- * first state) and the same with -1 where no component accepts; ``classes`` lists each class's
- * component positions. n is -1 (and the rest None) when more than ``max_states`` are needed.
+ * Returns (n, trans, comps, acc_class, cross_class, classes, cycles): int32 bytes of the
+ * successor of each state per byte (-1 dead), of each state's component states (-1 dead), of
+ * each state's accepting class (states whose accepting components are the same set share one,
+ * numbered by first state) and the same with -1 where no component accepts; ``classes`` lists
+ * each class's component positions; ``cycles`` holds one byte per state, 1 where a cycle of
+ * the product is reachable (read on the class-reduced table: O(states x classes)). n is -1
+ * (and the rest None) when more than ``max_states`` are needed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -140,10 +142,33 @@ static int union_byte_classes(const int32_t *const *classes, Py_ssize_t k, int32
     return n;
 }
 
-/* The product of the components' transitions restricted to class representatives ``tables``
- * (offsets/sizes per component, r classes); status 0 ok, -1 memory, -2 too many states. */
-static int explore(Product *p, const int32_t *tables, const int64_t *offsets,
-                   const int32_t *init, Py_ssize_t k, Py_ssize_t r, Py_ssize_t max_states) {
+/* The rows of the components' transitions restricted to the class representatives: row
+ * (j, q) is filled in ``tables`` (r entries at offsets[j] + q * r) when first needed, since a
+ * product usually reaches few states of its large components. */
+typedef struct {
+    int32_t *tables;
+    const int64_t *offsets;
+    const int32_t *const *full;     /* each component's int32[n, 256] transitions */
+    const int32_t *reps;
+    uint8_t *ready;                 /* per (component, state), at state_off[j] + q */
+    const int64_t *state_off;
+} Reduced;
+
+static inline const int32_t *reduced_row(const Reduced *t, int32_t j, int32_t q, Py_ssize_t r) {
+    int32_t *row = t->tables + t->offsets[j] + (int64_t)q * r;
+    uint8_t *ready = t->ready + t->state_off[j] + q;
+    if (!*ready) {
+        const int32_t *src = t->full[j] + (int64_t)q * 256;
+        for (Py_ssize_t c = 0; c < r; c++) row[c] = src[t->reps[c]];
+        *ready = 1;
+    }
+    return row;
+}
+
+/* The product of the components' transitions restricted to class representatives (r
+ * classes); status 0 ok, -1 memory, -2 too many states. */
+static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ssize_t k,
+                   Py_ssize_t r, Py_ssize_t max_states) {
     p->cap = 64;
     p->pool_cap = 64 + k;
     p->pool = malloc(sizeof(int32_t) * 2 * p->pool_cap);
@@ -170,13 +195,18 @@ static int explore(Product *p, const int32_t *tables, const int64_t *offsets,
     }
     int status = 0;
     for (Py_ssize_t s = 0; s < p->n && status == 0; s++) {
+        {
+            const int32_t *live = p->pool + 2 * p->start[s];
+            for (Py_ssize_t i = 0; i < p->count[s]; i++)
+                reduced_row(tables, live[2 * i], live[2 * i + 1], r);
+        }
         for (Py_ssize_t c = 0; c < r; c++) {
             /* the pool may move while interning: re-read the state's pairs every class */
             const int32_t *live = p->pool + 2 * p->start[s];
             Py_ssize_t n_live = p->count[s], m = 0;
             for (Py_ssize_t i = 0; i < n_live; i++) {
                 int32_t j = live[2 * i], q = live[2 * i + 1];
-                int32_t nq = tables[offsets[j] + (int64_t)q * r + c];
+                int32_t nq = tables->tables[tables->offsets[j] + (int64_t)q * r + c];
                 if (nq >= 0) {
                     tmp[2 * m] = j;
                     tmp[2 * m + 1] = nq;
@@ -287,6 +317,63 @@ fail:
 
 #define MAX_COMPONENTS 100000
 
+/* out[s] = 1 when a cycle is reachable from state s of ``ids`` (n states, r successor ids per
+ * state, -1 dead), else 0: states whose distinct successors are all peeled are peeled from
+ * the end (Kahn's algorithm); the rest reach a cycle. Returns -1 when out of memory. */
+static int cycle_flags(const int32_t *ids, Py_ssize_t n, Py_ssize_t r, uint8_t *out) {
+    int32_t *stamp = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int32_t *deg = calloc((size_t)n + 1, sizeof(int32_t));
+    int32_t *off = calloc((size_t)n + 2, sizeof(int32_t));
+    int32_t *queue = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    int32_t *pred = NULL;
+    int status = -1;
+    if (!stamp || !deg || !off || !queue) goto done;
+    Py_ssize_t n_edges = 0;
+    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *row = ids + s * r;
+        for (Py_ssize_t c = 0; c < r; c++) {
+            int32_t q = row[c];
+            if (q >= 0 && stamp[q] != s) {
+                stamp[q] = (int32_t)s;
+                deg[s]++;
+                off[q + 1]++;
+                n_edges++;
+            }
+        }
+    }
+    for (Py_ssize_t q = 0; q < n; q++) off[q + 1] += off[q];
+    pred = malloc(sizeof(int32_t) * (size_t)(n_edges + 1));
+    if (!pred) goto done;
+    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
+    memcpy(queue, off, sizeof(int32_t) * (size_t)n);   /* fill cursors, before the queue */
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const int32_t *row = ids + s * r;
+        for (Py_ssize_t c = 0; c < r; c++) {
+            int32_t q = row[c];
+            if (q >= 0 && stamp[q] != s) {
+                stamp[q] = (int32_t)s;
+                pred[queue[q]++] = (int32_t)s;
+            }
+        }
+    }
+    Py_ssize_t head = 0, tail = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        out[s] = 1;
+        if (!deg[s]) queue[tail++] = (int32_t)s;
+    }
+    while (head < tail) {
+        int32_t q = queue[head++];
+        out[q] = 0;
+        for (int32_t j = off[q]; j < off[q + 1]; j++)
+            if (--deg[pred[j]] == 0) queue[tail++] = pred[j];
+    }
+    status = 0;
+done:
+    free(stamp); free(deg); free(off); free(queue); free(pred);
+    return status;
+}
+
 static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *o_tables, *o_classes, *o_acc, *o_init;
@@ -306,7 +393,7 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     int32_t *sizes = malloc(sizeof(int32_t) * (size_t)(k + 1));
     int64_t *offsets = malloc(sizeof(int64_t) * (size_t)(k + 1));
     int64_t *acc_off = malloc(sizeof(int64_t) * (size_t)(k + 1));
-    uint8_t *accepting = NULL;
+    uint8_t *accepting = NULL, *ready = NULL;
     int32_t *reduced = NULL, *trans = NULL, *comps = NULL, *acc_class = NULL, *cross = NULL;
     PyObject *b_trans = NULL, *b_comps = NULL;
     Product p = {0};
@@ -351,27 +438,25 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     Py_ssize_t r = union_byte_classes(classes, k, cls, reps);
     reduced = malloc(sizeof(int32_t) * (size_t)(total_states * r + 1));
     accepting = malloc((size_t)total_states + 1);
-    if (!reduced || !accepting) {
+    ready = calloc((size_t)total_states + 1, 1);
+    if (!reduced || !accepting || !ready) {
         PyErr_NoMemory();
         goto done;
     }
     int64_t off = 0;
     for (Py_ssize_t j = 0; j < k; j++) {
         offsets[j] = off;
-        const int32_t *t = full[j];
-        for (int32_t q = 0; q < sizes[j]; q++)
-            for (Py_ssize_t c = 0; c < r; c++)
-                reduced[off + (int64_t)q * r + c] = t[(int64_t)q * 256 + reps[c]];
         off += (int64_t)sizes[j] * r;
         memcpy(accepting + acc_off[j], bufs[3 * j + 2].buf, (size_t)sizes[j]);
     }
+    Reduced rt = {reduced, offsets, full, reps, ready, acc_off};
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = explore(&p, reduced, offsets, init, k, r, max_states);
+    status = explore(&p, &rt, init, k, r, max_states);
     Py_END_ALLOW_THREADS
     if (status == -2) {
-        result = Py_BuildValue("nOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
-                               Py_None);
+        result = Py_BuildValue("nOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
+                               Py_None, Py_None);
         goto done;
     }
     if (status < 0) {
@@ -405,10 +490,17 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     if (!members) goto done;
     PyObject *b_class = PyBytes_FromStringAndSize((const char *)acc_class, 4 * n);
     PyObject *b_cross = PyBytes_FromStringAndSize((const char *)cross, 4 * n);
-    if (b_trans && b_comps && b_class && b_cross)
-        result = Py_BuildValue("nOOOOO", n, b_trans, b_comps, b_class, b_cross, members);
+    PyObject *b_cycles = PyBytes_FromStringAndSize(NULL, n);
+    if (b_cycles && cycle_flags(p.ids, n, r, (uint8_t *)PyBytes_AS_STRING(b_cycles)) < 0) {
+        Py_CLEAR(b_cycles);
+        PyErr_NoMemory();
+    }
+    if (b_trans && b_comps && b_class && b_cross && b_cycles)
+        result = Py_BuildValue("nOOOOOO", n, b_trans, b_comps, b_class, b_cross, members,
+                               b_cycles);
     Py_XDECREF(b_class);
     Py_XDECREF(b_cross);
+    Py_XDECREF(b_cycles);
     Py_DECREF(members);
 done:
     Py_XDECREF(b_trans);
@@ -422,6 +514,7 @@ done:
     free(offsets);
     free(acc_off);
     free(accepting);
+    free(ready);
     free(reduced);
     free(acc_class);
     free(cross);
@@ -437,7 +530,7 @@ done:
 static PyMethodDef methods[] = {
     {"lexer_tables", lexer_tables, METH_VARARGS,
      "lexer_tables(tables, classes, accepting, init, max_states) -> "
-     "(n, trans, comps, acc_class, cross_class, classes)"},
+     "(n, trans, comps, acc_class, cross_class, classes, cycles)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_product",

@@ -28,9 +28,10 @@ class _Tables:
 
     __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
                  "simulates_text", "text_chars", "text_cross", "components", "nbytes",
-                 "infinite", "memo", "finite_marked")
+                 "infinite", "cycles", "memo", "finite_marked")
 
-    def __init__(self, n: int, trans, comp_states, acc_class, cross, members, k: int) -> None:
+    def __init__(self, n: int, trans, comp_states, acc_class, cross, members, cycles,
+                 k: int) -> None:
         self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
         self.acc_class = np.frombuffer(acc_class, dtype=np.int32)
         self.cross_class = np.frombuffer(cross, dtype=np.int32)
@@ -43,6 +44,8 @@ class _Tables:
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
         self.infinite: list[bool] | None = None     # see Lexer.infinite
+        # uint8 per state: 1 where a cycle of the product is reachable
+        self.cycles = np.frombuffer(cycles, dtype=np.uint8)
         self.finite_marked = False                  # see Lexer.mark_finite
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
@@ -60,13 +63,13 @@ def _product_tables(keys: tuple[str, ...], comps: list[ByteDFA],
     tables = _SHARED.get(keys)
     if tables is not None and len(tables.trans) <= max_states:
         return tables
-    n, trans, comp_states, acc_class, cross, members = _c_lexer_tables(
+    n, trans, comp_states, acc_class, cross, members, cycles = _c_lexer_tables(
         [d.transitions for d in comps], [d.byte_classes for d in comps],
         [d.accepting for d in comps], np.array([d.initial for d in comps], dtype=np.int32),
         max_states)
     if n < 0:
         return None
-    tables = _Tables(n, trans, comp_states, acc_class, cross, members, len(comps))
+    tables = _Tables(n, trans, comp_states, acc_class, cross, members, cycles, len(comps))
     if tables.nbytes <= _SHARED_BYTES:
         _SHARED.put(keys, tables)
     return tables
@@ -126,7 +129,10 @@ class Lexer:
         for every state on first use, kept with the tables)."""
         tables = self._tables
         if tables.infinite is None:
-            tables.infinite = _infinite_states(self.components, self.dfas)
+            # the product of trimmed automata is trimmed: a reachable cycle is where
+            # infinitely many texts lead on
+            tables.infinite = tables.cycles.astype(bool).tolist()
+            untrack_all(tables.infinite)
         return tables.infinite
 
     def mark_finite(self) -> None:
@@ -135,7 +141,7 @@ class Lexer:
         tables)."""
         tables = self._tables
         if not tables.finite_marked:
-            finite = ~np.array(self.infinite, dtype=bool)
+            finite = tables.cycles == 0
             tables.simulates_text[finite & (tables.simulates_text < 0)] = 0
             tables.finite_marked = True
 
@@ -172,19 +178,3 @@ class _Rows(dict):
         row = self[q] = self._trans[q].tolist()
         untrack_all(row, self)      # lists of ints (a list in a dict tracks the dict)
         return row
-
-
-def _infinite_states(components: np.ndarray, dfas: tuple[ByteDFA, ...]) -> list[bool]:
-    """Per state of a product: whether some live component reaches a cycle of its automaton,
-    which is whether infinitely many texts lead on from there (the product of trimmed
-    automata accepts the union of what its components accept from their states). One
-    lookup in the components' cycle flags laid end to end (a dead component reads the
-    trailing 0)."""
-    flags = [dfa.cycle_states for dfa in dfas]
-    starts = np.zeros(len(flags), dtype=np.int64)
-    np.cumsum([len(f) for f in flags[:-1]], out=starts[1:])
-    table = np.concatenate(flags + [np.zeros(1, dtype=np.uint8)])
-    at = np.where(components >= 0, components + starts, len(table) - 1)
-    got = table[at].any(axis=1).tolist()
-    untrack_all(got)
-    return got

@@ -216,14 +216,19 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
     the contents of a JSON string, say, are walked once per process, and so is the text of a
     key outside an object's declared names, whatever the names.
     """
-    comps = lexer.components[start]
-    live = np.flatnonzero(comps >= 0).tolist()
-    dfas = lexer.dfas
-    # small automata are named by what they accept from their state on: key-except and
-    # literal automata of different schemas often reach states with equal futures
-    key = (trie.vocab_hash, tuple(dfas[c].future_key(int(comps[c]))
-                                  if dfas[c].n_states <= _FUTURE_STATES
-                                  else (lexer.keys[c], int(comps[c])) for c in live))
+    memo = lexer.memo
+    named = memo.get(("root walk", start))
+    if named is None:
+        comps = lexer.components[start]
+        live = np.flatnonzero(comps >= 0).tolist()
+        dfas = lexer.dfas
+        # small automata are named by what they accept from their state on: key-except and
+        # literal automata of different schemas often reach states with equal futures
+        futures = tuple(dfas[c].future_key(int(comps[c])) if dfas[c].n_states <= _FUTURE_STATES
+                        else (lexer.keys[c], int(comps[c])) for c in live)
+        named = memo[("root walk", start)] = (futures, live)
+    futures, live = named
+    key = (trie.vocab_hash, futures)
 
     def walk():
         words, groups = _walk(lexer, trie, start, _NONE, True)
