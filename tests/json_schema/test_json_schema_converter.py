@@ -190,6 +190,34 @@ def test_json_schema_refs_and_recursion():
            [{"x": 1}], [{"x": "1"}])
 
 
+def test_json_schema_reference_spelt_with_escapes_is_resolved():
+    # the key "$ref" written with a JSON escape: the text shows no "ref" but refers
+    text = ('{"properties": {"x": {"$r\\u0065f": "#/$defs/a"}}, '
+            '"$defs": {"a": {"type": "integer"}}}')
+    schema = json.loads(text)
+    assert "$ref" in schema["properties"]["x"]
+    g = schema_to_grammar(text)
+    oracle = EarleyOracle(g)
+    assert oracle.accepts('{"x": 1}') and not oracle.accepts('{"x": "1"}')
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"items": {"enum": [1, 2]}}}},
+    {"$id": "https://example.com/s.json", "properties": {"ref": {"type": "integer"}}},
+    {"properties": {"x": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$anchor": "a", "type": "null"}}},
+])
+def test_json_schema_index_walk_skipped_only_without_references(schema):
+    from constrained.grammar.json_schema.converter import Converter
+    from constrained.grammar.json_schema.refs import may_refer
+    text = json.dumps(schema)
+    options = SchemaOptions()
+    with_walk = Converter(json.loads(text), options, owned=True)
+    rules = (with_walk.start(), with_walk.b.rules, with_walk.b.terminals)
+    without = Converter(json.loads(text), options, owned=True, refers=may_refer(text))
+    assert (without.start(), without.b.rules, without.b.terminals) == rules
+    assert may_refer(text) == ("$ref" in text or '"ref"' in text)
+
+
 def test_json_schema_boolean_and_empty_schemas():
     _check(True, [1, "a", [None, {"a": {}}]], [])
     _check({}, [1, "a", [None, {"a": {}}]], [])

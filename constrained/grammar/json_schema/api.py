@@ -15,6 +15,7 @@ from .converter import Converter
 from .deep_stack import call_with_deep_stack
 from .metaschema import check_schema
 from .options import SchemaOptions
+from .refs import may_refer
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,8 @@ def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> Schem
     if not isinstance(text, (str, bytes)):
         text = dumped if dumped is not None else json.dumps(schema, sort_keys=False)
         schema = json.loads(text)       # a private copy, faster than copying the objects
-    cv = Converter(schema, options, owned=True)
+    refers = not isinstance(text, str) or may_refer(text)
+    cv = Converter(schema, options, owned=True, refers=refers)
     start = cv.start()
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, distinct_keys=True,

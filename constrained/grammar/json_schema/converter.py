@@ -34,10 +34,12 @@ _ALL_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer
 class Converter:
     """Holds the builder, the reference index and what lenient mode dropped."""
 
-    def __init__(self, schema, opts: SchemaOptions, owned: bool = False) -> None:
-        """``owned``: ``schema`` is a private copy the conversion may rewrite."""
+    def __init__(self, schema, opts: SchemaOptions, owned: bool = False,
+                 refers: bool = True) -> None:
+        """``owned``: ``schema`` is a private copy the conversion may rewrite; ``refers``
+        False: it holds no reference (refs.may_refer of its text)."""
         self.opts = opts
-        self.index = SchemaIndex(schema, owned)
+        self.index = SchemaIndex(schema, owned, refers)
         self.b = GrammarBuilder(opts.max_rules)
         self.layout = Layout(self.b, opts)
         self.dropped: list[tuple[str, str]] = []

@@ -31,8 +31,10 @@ def join(base: str, ref: str) -> str:
 class SchemaIndex:
     """The root schema with absolute $refs, and where each resource and anchor lives."""
 
-    def __init__(self, schema, owned: bool = False) -> None:
-        """``owned``: ``schema`` is a private copy (from JSON text) that may be rewritten."""
+    def __init__(self, schema, owned: bool = False, refers: bool = True) -> None:
+        """``owned``: ``schema`` is a private copy (from JSON text) that may be rewritten;
+        ``refers`` False: it holds no reference (``may_refer``), so nothing is resolved and
+        the subschemas need not be indexed."""
         self.root = schema if owned else copy.deepcopy(schema)
         self.resources: dict[str, tuple[object, str]] = {}
         self.anchors: dict[str, tuple[object, str]] = {}
@@ -42,7 +44,8 @@ class SchemaIndex:
         self.base = urldefrag(base)[0]
         self.resources[self.base] = (self.root, "")
         self.resources.setdefault(DEFAULT_BASE, (self.root, ""))
-        self._walk(self.root, self.base, "")
+        if refers:
+            self._walk(self.root, self.base, "")
 
     def _walk(self, s, base: str, ptr: str) -> None:
         if not isinstance(s, dict):
@@ -96,6 +99,12 @@ class SchemaIndex:
                                              pointer=pointer + "/$ref")
             tptr += "/" + pointer_escape(part)
         return target, tptr
+
+
+def may_refer(text: str) -> bool:
+    """Whether JSON text may hold a reference keyword (``$ref``, ``$dynamicRef``,
+    ``$recursiveRef``): False only when none can be spelt in it, escapes included."""
+    return 'ref"' in text or 'Ref"' in text or "\\u" in text
 
 
 def pointer_escape(name) -> str:
