@@ -227,6 +227,7 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
         futures = tuple(dfas[c].future_key(int(comps[c])) if dfas[c].n_states <= _FUTURE_STATES
                         else (lexer.keys[c], int(comps[c])) for c in live)
         named = memo[("root walk", start)] = (futures, live)
+        untrack_all(named, futures, live)   # strings and ints
     futures, live = named
     key = (trie.vocab_hash, futures)
 
