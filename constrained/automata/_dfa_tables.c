@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_cycles.h"
+
 /* Byte classes of t (n rows) by a hash of each column: with ``exact`` set, a column joins a
  * class only after a comparison with the class's first column (strided reads: slow on tall
  * tables); without, equal hashes are trusted here and checked afterwards. */
@@ -155,9 +157,7 @@ static PyObject *class_columns(PyObject *self, PyObject *args) {
 }
 
 /* cycle_reach(t, out): out[s] = 1 when a cycle of t (n rows, -1 = no edge) is reachable from
- * state s, else 0. The states that reach none are peeled off from the end (Kahn's algorithm
- * on distinct successors: a state whose successors are all peeled is peeled); the rest reach
- * a cycle. O(n * 256). */
+ * state s, else 0 (``cycle_flags`` in _cycles.h). O(n * 256). */
 static PyObject *cycle_reach(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer vt, vo;
@@ -169,64 +169,13 @@ static PyObject *cycle_reach(PyObject *self, PyObject *args) {
                         "cycle_reach: expected int32[n, 256] and uint8[n] buffers");
         goto out;
     }
-    const int32_t *t = vt.buf;
-    uint8_t *reach = vo.buf;
-    if (leads_outside(t, n, "cycle_reach")) goto out;
-    /* distinct edges per row (a stamp per target), then predecessors by target (CSR) */
-    int32_t *stamp = malloc(sizeof(int32_t) * (n + 1)), *deg = calloc(n + 1, sizeof(int32_t));
-    int32_t *off = calloc(n + 1, sizeof(int32_t)), *queue = malloc(sizeof(int32_t) * (n + 1));
-    int32_t *pred = NULL;
-    Py_ssize_t n_edges = 0;
-    if (!stamp || !deg || !off || !queue) goto oom;
-    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
-    for (Py_ssize_t s = 0; s < n; s++) {
-        const int32_t *row = t + s * 256;
-        for (int b = 0; b < 256; b++) {
-            int32_t q = row[b];
-            if (q >= 0 && stamp[q] != s) {
-                stamp[q] = (int32_t)s;
-                deg[s]++;
-                off[q + 1]++;
-                n_edges++;
-            }
-        }
-    }
-    for (Py_ssize_t q = 0; q < n; q++) off[q + 1] += off[q];
-    pred = malloc(sizeof(int32_t) * (n_edges + 1));
-    if (!pred) goto oom;
-    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
-    {
-        int32_t *fill = queue;      /* borrowed as the fill cursors, before the queue starts */
-        memcpy(fill, off, sizeof(int32_t) * n);
-        for (Py_ssize_t s = 0; s < n; s++) {
-            const int32_t *row = t + s * 256;
-            for (int b = 0; b < 256; b++) {
-                int32_t q = row[b];
-                if (q >= 0 && stamp[q] != s) {
-                    stamp[q] = (int32_t)s;
-                    pred[fill[q]++] = (int32_t)s;
-                }
-            }
-        }
-    }
-    Py_ssize_t head = 0, tail = 0;
-    for (Py_ssize_t s = 0; s < n; s++) {
-        reach[s] = 1;
-        if (!deg[s]) queue[tail++] = (int32_t)s;
-    }
-    while (head < tail) {
-        int32_t q = queue[head++];
-        reach[q] = 0;
-        for (int32_t j = off[q]; j < off[q + 1]; j++)
-            if (--deg[pred[j]] == 0) queue[tail++] = pred[j];
+    if (leads_outside(vt.buf, n, "cycle_reach")) goto out;
+    if (cycle_flags(vt.buf, n, 256, vo.buf) < 0) {
+        PyErr_NoMemory();
+        goto out;
     }
     result = Py_None;
     Py_INCREF(result);
-    goto done;
-oom:
-    PyErr_NoMemory();
-done:
-    free(stamp); free(deg); free(off); free(queue); free(pred);
 out:
     PyBuffer_Release(&vt);
     PyBuffer_Release(&vo);

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../automata/_cycles.h"
+
 /* States are stored sparsely: the (component, state) pairs of their live components, in
  * component order, in one pool; hashing and comparing cost the live count, not k. */
 typedef struct {
@@ -316,63 +318,6 @@ fail:
 }
 
 #define MAX_COMPONENTS 100000
-
-/* out[s] = 1 when a cycle is reachable from state s of ``ids`` (n states, r successor ids per
- * state, -1 dead), else 0: states whose distinct successors are all peeled are peeled from
- * the end (Kahn's algorithm); the rest reach a cycle. Returns -1 when out of memory. */
-static int cycle_flags(const int32_t *ids, Py_ssize_t n, Py_ssize_t r, uint8_t *out) {
-    int32_t *stamp = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *deg = calloc((size_t)n + 1, sizeof(int32_t));
-    int32_t *off = calloc((size_t)n + 2, sizeof(int32_t));
-    int32_t *queue = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *pred = NULL;
-    int status = -1;
-    if (!stamp || !deg || !off || !queue) goto done;
-    Py_ssize_t n_edges = 0;
-    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
-    for (Py_ssize_t s = 0; s < n; s++) {
-        const int32_t *row = ids + s * r;
-        for (Py_ssize_t c = 0; c < r; c++) {
-            int32_t q = row[c];
-            if (q >= 0 && stamp[q] != s) {
-                stamp[q] = (int32_t)s;
-                deg[s]++;
-                off[q + 1]++;
-                n_edges++;
-            }
-        }
-    }
-    for (Py_ssize_t q = 0; q < n; q++) off[q + 1] += off[q];
-    pred = malloc(sizeof(int32_t) * (size_t)(n_edges + 1));
-    if (!pred) goto done;
-    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
-    memcpy(queue, off, sizeof(int32_t) * (size_t)n);   /* fill cursors, before the queue */
-    for (Py_ssize_t s = 0; s < n; s++) {
-        const int32_t *row = ids + s * r;
-        for (Py_ssize_t c = 0; c < r; c++) {
-            int32_t q = row[c];
-            if (q >= 0 && stamp[q] != s) {
-                stamp[q] = (int32_t)s;
-                pred[queue[q]++] = (int32_t)s;
-            }
-        }
-    }
-    Py_ssize_t head = 0, tail = 0;
-    for (Py_ssize_t s = 0; s < n; s++) {
-        out[s] = 1;
-        if (!deg[s]) queue[tail++] = (int32_t)s;
-    }
-    while (head < tail) {
-        int32_t q = queue[head++];
-        out[q] = 0;
-        for (int32_t j = off[q]; j < off[q + 1]; j++)
-            if (--deg[pred[j]] == 0) queue[tail++] = pred[j];
-    }
-    status = 0;
-done:
-    free(stamp); free(deg); free(off); free(queue); free(pred);
-    return status;
-}
 
 static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     (void)self;
