@@ -28,7 +28,7 @@ class _Tables:
 
     __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
                  "simulates_text", "text_chars", "text_cross", "components", "nbytes",
-                 "infinite", "cycles", "memo", "finite_marked")
+                 "infinite", "cycles", "memo")
 
     def __init__(self, n: int, trans, comp_states, acc_class, cross, members, cycles,
                  k: int) -> None:
@@ -38,7 +38,6 @@ class _Tables:
         self.acc_any = self.cross_class >= 0
         self.acc_list = self.acc_any.tolist()
         self.members = members
-        self.simulates_text = np.full(n, -1, dtype=np.int8)
         self.text_chars = np.full(n, -1, dtype=np.int16)
         self.text_cross = np.full(n, -1, dtype=np.int32)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
@@ -46,7 +45,9 @@ class _Tables:
         self.infinite: list[bool] | None = None     # see Lexer.infinite
         # uint8 per state: 1 where a cycle of the product is reachable
         self.cycles = np.frombuffer(cycles, dtype=np.uint8)
-        self.finite_marked = False                  # see Lexer.mark_finite
+        # -1 unknown, 0 not reading every JSON string text (see Lexer.simulates_text): known
+        # at once where finitely many texts lead on, so the walks need not search there
+        self.simulates_text = np.where(self.cycles == 0, 0, -1).astype(np.int8)
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 
@@ -134,16 +135,6 @@ class Lexer:
             tables.infinite = tables.cycles.astype(bool).tolist()
             untrack_all(tables.infinite)
         return tables.infinite
-
-    def mark_finite(self) -> None:
-        """Marks the states from which finitely many texts lead on as not reading every JSON
-        string text (``simulates_text`` 0): the walks then need not search them (once per
-        tables)."""
-        tables = self._tables
-        if not tables.finite_marked:
-            finite = tables.cycles == 0
-            tables.simulates_text[finite & (tables.simulates_text < 0)] = 0
-            tables.finite_marked = True
 
     @property
     def memo(self) -> dict:

@@ -187,7 +187,6 @@ _NONE = np.zeros(0, dtype=np.int32)
 
 
 def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_words: bool):
-    lexer.mark_finite()
     words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
     _, ok, groups = _walks.walk(lexer.trans, lexer.cross_class, int(start), trie.node_byte,
                                 trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
