@@ -115,6 +115,11 @@ def _left_recursive_tails(rules: dict[str, list[tuple[str, ...]]]) -> None:
     """
     for name in list(rules):
         alts = rules[name]
+        for a in alts:
+            if a and a[-1] == name:
+                break
+        else:
+            continue
         tails = [a[:-1] for a in alts if a and a[-1] == name and len(a) > 1]
         bases = [a for a in alts if not (a and a[-1] == name)]
         if not tails or not bases:
@@ -153,17 +158,18 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
         if name not in grammar.terminals:
             raise GrammarError(f"ignored terminal {name!r} is not defined")
 
-    # reachable rules and terminals from the start
+    # reachable rules and terminals from the start (set operations per rule, not per symbol)
     reach_rules, reach_terms, todo = {grammar.start}, set(), [grammar.start]
+    rule_names = rules.keys()
     while todo:
-        for alt in rules[todo.pop()]:
-            for sym in alt:
-                if sym in rules:
-                    if sym not in reach_rules:
-                        reach_rules.add(sym)
-                        todo.append(sym)
-                else:
-                    reach_terms.add(sym)
+        new = set().union(*rules[todo.pop()])
+        new -= reach_rules
+        new -= reach_terms
+        if new:
+            found = new & rule_names
+            reach_rules |= found
+            todo.extend(found)
+            reach_terms |= new - found
 
     # terminal automata; nullable terminals lose the empty string and become optional
     term_names = sorted(reach_terms | set(grammar.ignore))
@@ -181,8 +187,10 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
             optional.add(name)
         dfas[name] = dfa
 
+    # in the grammar's order: front-ends mostly define a rule after the rules it uses, so the
+    # fixpoints below settle in few passes
     str_rules: dict[str, list[tuple[str, ...]]] = {
-        name: [tuple(alt) for alt in rules[name]] for name in sorted(reach_rules)}
+        name: list(map(tuple, alts)) for name, alts in rules.items() if name in reach_rules}
     if optional:
         renamed = {name: f"{name}?" for name in optional}
         for alts in str_rules.values():
@@ -204,15 +212,13 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     live, todo = {grammar.start}, [grammar.start]
     used_terms: set[str] = set()
     while todo:
-        for alt in kept[todo.pop()]:
-            if not live.issuperset(alt):
-                for s in alt:
-                    if s not in live:
-                        live.add(s)
-                        if s in kept:
-                            todo.append(s)
-                        else:
-                            used_terms.add(s)
+        new = set().union(*kept[todo.pop()])
+        new -= live
+        if new:
+            live |= new
+            found = new & kept.keys()
+            todo.extend(found)
+            used_terms |= new - found
     live.difference_update(used_terms)
     ignore_names = [n for n in grammar.ignore if dfas[n].initial >= 0]
     terminal_names = tuple(sorted(used_terms | set(ignore_names)))
@@ -223,17 +229,17 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
 
     lhs: list[int] = [nid[START]]
     rhs: list[tuple[int, ...]] = [(nid[grammar.start],)]
+    by_lhs: dict[int, tuple[int, ...]] = {nid[START]: (0,)}
     for name in nt_names[1:]:
         alts = kept[name]
-        lhs += [nid[name]] * len(alts)
+        head, first = nid[name], len(lhs)
+        lhs += [head] * len(alts)
         rhs += [tuple(map(sym_id, alt)) for alt in alts]
-    by_lhs: dict[int, list[int]] = {}
-    for a, l in enumerate(lhs):
-        by_lhs.setdefault(l, []).append(a)
+        by_lhs[head] = tuple(range(first, len(lhs)))    # a live rule has alternatives
     nullable = _nullable(lhs, rhs, len(terminal_names))
     return PreparedGrammar(
         terminal_names=terminal_names, dfas=tuple(dfas[n] for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
-        lhs=tuple(lhs), rhs=tuple(rhs), by_lhs={k: tuple(v) for k, v in by_lhs.items()},
+        lhs=tuple(lhs), rhs=tuple(rhs), by_lhs=by_lhs,
         nullable=frozenset(nullable),
         bounded_ignore=frozenset(tid[n] for n in bounded if n in tid and n not in used_terms))
