@@ -219,6 +219,8 @@ class _MemberChain:
                 if self.n_opt else None
         self._rules: dict = {}
         self.too_large = False
+        self._succ: dict = {}       # live state -> (its moves, its skips)
+        self._ending: dict = {}     # reached state -> whether the object may end there
         self._live = self._live_states()
 
     def _start(self):
@@ -291,9 +293,11 @@ class _MemberChain:
     def _live_states(self) -> set:
         """The states reachable from the start from which an end is reachable."""
         seen, todo, back = {self._start()}, [self._start()], {}
+        succ = self._succ      # kept for _rule: it reads the live states' moves again
         while todo:
             st = todo.pop()
-            for nx in [nx for _, nx in self._moves(st)] + self._skips(st):
+            moves, skips = succ[st] = (self._moves(st), self._skips(st))
+            for nx in [nx for _, nx in moves] + skips:
                 back.setdefault(nx, []).append(st)
                 if nx not in seen:
                     seen.add(nx)
@@ -301,7 +305,8 @@ class _MemberChain:
                     if len(seen) > _MAX_CHAIN_STATES:
                         self.too_large = True
                         return set()
-        live = {st for st in seen if self._ends(st)}
+        ends = self._ending
+        live = {st for st in seen if ends.setdefault(st, self._ends(st))}
         todo = list(live)
         while todo:
             for prev in back.get(todo.pop(), ()):
@@ -320,24 +325,26 @@ class _MemberChain:
             return self._rules[key]
         self._rules[key] = top = self.b.reserve("more" if more else "members")
         todo = [key]
+        live, rules, succ, sep = self._live, self._rules, self._succ, self.sep
         while todo:
             state, more = todo.pop()
             alts = []
-            if more and self._ends(state):
+            if more and self._ending[state]:
                 alts.append(())
-            steps = [((self.sep if more else ()) + tuple(syms), nx, True)
-                     for syms, nx in self._moves(state)]
-            steps += [((), nx, more) for nx in self._skips(state)]
+            moves, skips = succ[state]
+            lead = sep if more else ()
+            steps = [(lead + tuple(syms), nx, True) for syms, nx in moves]
+            steps += [((), nx, more) for nx in skips]
             for prefix, nx, nx_more in steps:
-                if nx not in self._live:
+                if nx not in live:
                     continue
-                target = self._rules.get((nx, nx_more))
+                target = rules.get((nx, nx_more))
                 if target is None:
                     target = self.b.reserve("more" if nx_more else "members")
-                    self._rules[(nx, nx_more)] = target
+                    rules[(nx, nx_more)] = target
                     todo.append((nx, nx_more))
                 alts.append(prefix + (target,))
-            self.b.define(self._rules[(state, more)], alts)
+            self.b.define(rules[(state, more)], alts)
         return top
 
     def first(self) -> str | None:
