@@ -2,7 +2,8 @@
 
 A ``Grammar`` (rules over regular terminals) becomes a ``PreparedGrammar``:
 
-- terminals ``0 .. n_terminals-1`` with a trimmed byte DFA each (ignore terminals included);
+- terminals ``0 .. n_terminals-1`` with a trimmed byte DFA each (ignore terminals included;
+  literal terminals' DFAs are built on first read, see cfg.terminal_dfas);
   nonterminals follow (``n_terminals ..``); alternative 0 is the augmented ``$start -> start``;
 - tail recursion (``X: a X | b``) becomes left recursion with the same language;
 - lexemes are never empty: a terminal whose pattern matches the empty string is replaced in the
@@ -12,15 +13,18 @@ A ``Grammar`` (rules over regular terminals) becomes a ``PreparedGrammar``:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
 from ..automata.byte_dfa import dfa_from_arrays
+from ..automata.literal_dfa import literal_alternatives
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
 from ..grammar._analysis import check_defined, derivable
+from .terminal_dfas import TerminalDFAs
 
 START = "$start"
 
@@ -30,7 +34,7 @@ class PreparedGrammar:
     """Numbered symbols and alternatives (see the module docstring)."""
 
     terminal_names: tuple[str, ...]
-    dfas: tuple[ByteDFA, ...]
+    dfas: Sequence[ByteDFA]                # per terminal (literals built on first read)
     ignore: frozenset[int]
     nonterminal_names: tuple[str, ...]     # index i is symbol n_terminals + i
     lhs: tuple[int, ...]                   # per alternative
@@ -89,6 +93,15 @@ def _at_most(dfa: ByteDFA, bound: int) -> ByteDFA:
             trans[rows] = np.where(nxt >= 0, nxt + (k + 1) * n, -1)
     return dfa_from_arrays(trans, accepting, dfa.initial,
                            f"{dfa.pattern} (at most {bound} bytes)")
+
+
+def _small_literal(term, max_dfa_states: int) -> bool:
+    """Whether ``term`` is a set of non-empty literal texts whose automaton surely has at most
+    ``max_dfa_states`` states (a trie has at most one state per byte, plus its root)."""
+    if term.exclude or term.automaton is not None:
+        return False
+    words = literal_alternatives(term.pattern)
+    return bool(words) and all(words) and sum(map(len, words)) < max_dfa_states
 
 
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
@@ -177,7 +190,12 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     optional: set[str] = set()
     bound = grammar.max_ignored_whitespace
     bounded: set[str] = set()
+    literals: set[str] = set()      # built on first read (see cfg.terminal_dfas)
     for name in term_names:
+        if name not in grammar.ignore and _small_literal(grammar.terminals[name],
+                                                         max_dfa_states):
+            literals.add(name)
+            continue
         dfa = _terminal_dfa(grammar, name, max_dfa_states)
         if bound is not None and name in grammar.ignore and _whitespace_run(dfa):
             dfa = _at_most(dfa, bound)
@@ -202,7 +220,7 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
 
     # productive symbols
     productive = derivable(((name, a) for name, alts in str_rules.items() for a in alts),
-                           (n for n in term_names if dfas[n].initial >= 0))
+                           (n for n in term_names if n in literals or dfas[n].initial >= 0))
     if grammar.start not in productive:
         raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} derives "
                            "no text")
@@ -238,7 +256,9 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
         by_lhs[head] = tuple(range(first, len(lhs)))    # a live rule has alternatives
     nullable = _nullable(lhs, rhs, len(terminal_names))
     return PreparedGrammar(
-        terminal_names=terminal_names, dfas=tuple(dfas[n] for n in terminal_names),
+        terminal_names=terminal_names,
+        dfas=TerminalDFAs([dfas.get(n) for n in terminal_names],
+                          lambda t: _terminal_dfa(grammar, terminal_names[t], max_dfa_states)),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
         lhs=tuple(lhs), rhs=tuple(rhs), by_lhs=by_lhs,
         nullable=frozenset(nullable),
