@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 
-from constrained.automata.byte_dfa import cycle_states, regex_to_byte_dfa
+from constrained.automata.byte_dfa import ByteDFA, cycle_states, regex_to_byte_dfa
 from constrained.automata.finite import dfa_is_finite, dfa_texts
 
 
@@ -35,6 +35,17 @@ def test_texts_past_the_limit_are_none():
     dfa = regex_to_byte_dfa("[ab]{1,6}")
     assert len(dfa_texts(dfa, 126)) == 126
     assert dfa_texts(dfa, 125) is None
+
+
+def test_a_large_finite_language_is_counted_not_listed():
+    dfa = regex_to_byte_dfa("[a-z]{1,9}")       # about 5.6e12 texts
+    assert dfa_is_finite(dfa) and dfa_texts(dfa, 16_384) is None
+    assert dfa_texts(regex_to_byte_dfa("[a-z]{1,2}"), 702) is not None
+
+
+def test_the_empty_language_has_no_texts():
+    empty = ByteDFA(np.zeros((0, 256), dtype=np.int32), np.zeros(0, dtype=bool), -1)
+    assert dfa_is_finite(empty) and dfa_texts(empty, 10) == []
 
 
 def _reaches_cycle_by_search(trans, q) -> bool:
