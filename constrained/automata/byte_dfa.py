@@ -48,6 +48,9 @@ class ByteDFA:
     accepting: np.ndarray
     initial: int
     pattern: str = field(default="", compare=False)
+    # the one text when the language is a single text (state i: its first i bytes read),
+    # where the builder knew it: readers of such chains need not walk the table
+    word: bytes | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.transitions.setflags(write=False)
@@ -264,7 +267,7 @@ def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
     words = literal_alternatives(pattern)
     built = literals_dfa(words, max_states) if words else None
     if built is not None:
-        return ByteDFA(*built, pattern)
+        return ByteDFA(*built, pattern, word=words[0] if len(words) == 1 else None)
     alternatives = top_alternatives(pattern)
     if alternatives is not None:
         try:

@@ -34,6 +34,8 @@ def automaton_completions(dfa: ByteDFA, q: int) -> frozenset | None:
     before ``q`` ends at a character boundary; None when more than MAX_COMPLETIONS, when
     infinitely many, or when some text from ``q`` ends other than at a closing quote or goes
     on past an unescaped quote (a lexeme holding more than a key)."""
+    if dfa.word is not None:
+        return _word_completions(dfa.word, q)
     key = (dfa.key, q)
     got = _COMPLETIONS.get(key)
     if got is None:
@@ -68,6 +70,23 @@ def _list(dfa: ByteDFA, q: int) -> frozenset | None:
                 return None
             stack.append((nxt, raw + bytes((b,))))
     return frozenset(out)
+
+
+def _word_completions(word: bytes, q: int) -> frozenset | None:
+    """automaton_completions for the automaton of the single text ``word`` (a chain: state
+    ``q`` has read ``word[:q]``), read off the text: the walk below, along its one path."""
+    raw = b""
+    last = len(word)
+    for i in range(q, last):
+        b = word[i]
+        if b == _QUOTE and not decoded_prefix(raw)[1]:
+            if i + 1 != last:
+                return None     # a text going on past the key's closing quote
+            return frozenset((decoded_prefix(raw)[0],))
+        if i + 1 == last:
+            return None         # a text ending other than at a closing quote
+        raw += word[i:i + 1]
+    return frozenset()          # q is the accepting end: nothing leads on
 
 
 def _facts(dfa: ByteDFA) -> tuple[list, dict]:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from dataclasses import replace
 
 import pytest
 
@@ -75,3 +77,21 @@ def test_too_many_or_infinitely_many_or_longer_lexemes_are_not_listed():
     assert automaton_completions(past, past.step(past.initial, ord('"'))) is None
     unquoted = regex_to_byte_dfa(r'"ab|"ab"')     # a text ends without its closing quote
     assert automaton_completions(unquoted, unquoted.step(unquoted.initial, ord('"'))) is None
+
+
+WORDS = ['"name"', '"a\\"b"', '"caf\\u00e9"', '"x\\\\"', '"tab\\t"', '"é"', '"a"b"', 'ab"',
+         '"ab', '""', '"\\ud83d\\ude00 smile"', '"q\\"', '"k"x']
+
+
+@pytest.mark.parametrize("text", WORDS)
+def test_single_text_automata_answer_as_the_table_walk(text):
+    """A one-text automaton answers from its text; the walk of the same table without it
+    (the general path) must agree at every state."""
+    import re
+    from dataclasses import replace
+
+    dfa = regex_to_byte_dfa(re.escape(text))
+    assert dfa.word == text.encode()
+    plain = replace(dfa, word=None)
+    for q in range(dfa.n_states):
+        assert automaton_completions(dfa, q) == automaton_completions(plain, q), (text, q)
