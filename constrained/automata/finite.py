@@ -22,7 +22,7 @@ def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:
     for q, b, t in zip(states.tolist(), byte.tolist(), trans[states, byte].tolist()):
         edges[q].append((bytes((b,)), t))
     accepting = dfa.accepting.tolist()
-    if _count_texts(edges, accepting, dfa.initial, limit) > limit:
+    if accepting[dfa.initial] + count_paths(edges, accepting, dfa.initial, {}, limit) > limit:
         return None
     out = []
     todo = [(dfa.initial, b"")]
@@ -35,19 +35,22 @@ def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:
     return out
 
 
-def _count_texts(edges: list, accepting: list, initial: int, limit: int) -> int:
-    """How many texts an acyclic DFA accepts (one path each), capped at ``limit + 1``."""
-    count: dict[int, int] = {}
-    stack = [initial]
+def count_paths(exits: list, accepting, q: int, memo: dict, cap: int) -> int:
+    """How many paths of at least one edge lead from state ``q`` to an accepting state (in a
+    DFA: how many non-empty texts it accepts from ``q``), capped at ``cap + 1``; ``q`` reaches
+    no cycle. ``exits[s]``: (label, target) per edge of state ``s``; ``memo`` keeps the
+    counts of the states met (reusable for the same automaton and cap)."""
+    stack = [q]
     while stack:
-        q = stack[-1]
-        if q in count:
+        s = stack[-1]
+        if s in memo:
             stack.pop()
             continue
-        pending = [t for _, t in edges[q] if t not in count]
+        pending = [nxt for _, nxt in exits[s] if nxt not in memo]
         if pending:
             stack += pending
             continue
-        count[q] = min(accepting[q] + sum(count[t] for _, t in edges[q]), limit + 1)
+        total = sum(memo[nxt] + bool(accepting[nxt]) for _, nxt in exits[s])
+        memo[s] = min(total, cap + 1)
         stack.pop()
-    return count[initial]
+    return memo[q]

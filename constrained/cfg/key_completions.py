@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..automata import ByteDFA
+from ..automata.finite import count_paths
 from ..gc_untrack import untrack_all
 from ..lru import LRUCache
 from .json_scan import decoded_prefix
@@ -52,7 +53,7 @@ def _list(dfa: ByteDFA, q: int) -> frozenset | None:
     if dfa.cycle_states[q]:
         return None
     exits, counts = _facts(dfa)
-    if _count(exits, dfa.accepting, q, counts) > MAX_COMPLETIONS:
+    if count_paths(exits, dfa.accepting, q, counts, MAX_COMPLETIONS) > MAX_COMPLETIONS:
         return None
     accepting = dfa.accepting
     out = set()
@@ -90,7 +91,7 @@ def _word_completions(word: bytes, q: int) -> frozenset | None:
 
 
 def _facts(dfa: ByteDFA) -> tuple[list, dict]:
-    """(the (byte, target) exits of every state, a memo of _count), per automaton."""
+    """(the (byte, target) exits of every state, a memo of count_paths), per automaton."""
     got = _FACTS.get(dfa.key)
     if got is None:
         trans = dfa.transitions
@@ -104,23 +105,3 @@ def _facts(dfa: ByteDFA) -> tuple[list, dict]:
         untrack_all(exits, got)     # ints, in tuples, in a list
         got = _FACTS.put(dfa.key, got)
     return got
-
-
-def _count(exits: list, accepting: np.ndarray, q: int, memo: dict) -> int:
-    """How many paths lead from ``q`` to an accepting state (at least as many as the texts
-    that complete a key from there), capped just past MAX_COMPLETIONS. ``q`` reaches no
-    cycle."""
-    stack = [q]
-    while stack:
-        s = stack[-1]
-        if s in memo:
-            stack.pop()
-            continue
-        pending = [nxt for _, nxt in exits[s] if nxt not in memo]
-        if pending:
-            stack += pending
-            continue
-        total = sum(memo[nxt] + bool(accepting[nxt]) for _, nxt in exits[s])
-        memo[s] = min(total, MAX_COMPLETIONS + 1)
-        stack.pop()
-    return memo[q]

@@ -87,9 +87,6 @@ WORDS = ['"name"', '"a\\"b"', '"caf\\u00e9"', '"x\\\\"', '"tab\\t"', '"é"', '"a
 def test_single_text_automata_answer_as_the_table_walk(text):
     """A one-text automaton answers from its text; the walk of the same table without it
     (the general path) must agree at every state."""
-    import re
-    from dataclasses import replace
-
     dfa = regex_to_byte_dfa(re.escape(text))
     assert dfa.word == text.encode()
     plain = replace(dfa, word=None)
