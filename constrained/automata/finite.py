@@ -16,11 +16,7 @@ def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:
     first: a language of millions of texts is not listed to find that out)."""
     if dfa.initial < 0:
         return []
-    trans = dfa.transitions
-    states, byte = np.nonzero(trans >= 0)
-    edges: list[list[tuple[bytes, int]]] = [[] for _ in range(len(trans))]
-    for q, b, t in zip(states.tolist(), byte.tolist(), trans[states, byte].tolist()):
-        edges[q].append((bytes((b,)), t))
+    edges = state_exits(dfa.transitions)
     accepting = dfa.accepting.tolist()
     if accepting[dfa.initial] + count_paths(edges, accepting, dfa.initial, {}, limit) > limit:
         return None
@@ -31,8 +27,18 @@ def dfa_texts(dfa: ByteDFA, limit: int) -> list[bytes] | None:
         if accepting[q]:
             out.append(text)
         for b, t in edges[q]:
-            todo.append((t, text + b))
+            todo.append((t, text + bytes((b,))))
     return out
+
+
+def state_exits(trans: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
+    """The (byte, target) edges of every state of a transition table, bytes ascending."""
+    rows, cols = np.nonzero(trans >= 0)
+    targets = trans[rows, cols].tolist()
+    starts = np.searchsorted(rows, np.arange(len(trans) + 1)).tolist()
+    cols = cols.tolist()
+    return [tuple(zip(cols[starts[s]:starts[s + 1]], targets[starts[s]:starts[s + 1]]))
+            for s in range(len(trans))]
 
 
 def count_paths(exits: list, accepting, q: int, memo: dict, cap: int) -> int:

@@ -12,10 +12,8 @@ are counted first (one pass over the automaton's states) and listed only when fe
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..automata import ByteDFA
-from ..automata.finite import count_paths
+from ..automata.finite import count_paths, state_exits
 from ..gc_untrack import untrack_all
 from ..lru import LRUCache
 from .json_scan import decoded_prefix
@@ -94,13 +92,7 @@ def _facts(dfa: ByteDFA) -> tuple[list, dict]:
     """(the (byte, target) exits of every state, a memo of count_paths), per automaton."""
     got = _FACTS.get(dfa.key)
     if got is None:
-        trans = dfa.transitions
-        rows, cols = np.nonzero(trans >= 0)
-        targets = trans[rows, cols].tolist()
-        starts = np.searchsorted(rows, np.arange(len(trans) + 1)).tolist()
-        cols = cols.tolist()
-        exits = [tuple(zip(cols[starts[s]:starts[s + 1]], targets[starts[s]:starts[s + 1]]))
-                 for s in range(len(trans))]
+        exits = state_exits(dfa.transitions)
         got = (exits, {})
         untrack_all(exits, got)     # ints, in tuples, in a list
         got = _FACTS.put(dfa.key, got)

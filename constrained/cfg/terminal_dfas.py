@@ -35,10 +35,6 @@ class TerminalDFAs(Sequence):
             dfa = self._built[i] = self._build(i if i >= 0 else i + len(self._built))
         return dfa
 
-    def __iter__(self):
-        for i in range(len(self._built)):
-            yield self[i]
-
     def __repr__(self) -> str:
         pending = sum(1 for d in self._built if d is None)
         return f"TerminalDFAs({len(self._built)} automata, {pending} not built yet)"
