@@ -5,6 +5,9 @@
  * accepting flags, plus the int32 initial state of each. It refines the byte classes of all
  * components, then breadth-first explores the tuples of component states reachable from
  * ``init`` one byte class at a time. A tuple stays alive while some component is alive (>= 0).
+ * A component may instead be given as one text (a ``bytes`` object in ``tables``, None in
+ * ``classes`` and ``accepting``): the chain automaton of that text (state i has read its first
+ * i bytes, the last state accepts), read off the text without building its tables.
  * States are numbered in the order they are first reached (the initial tuple is state 0 and is
  * never re-entered: reaching its tuple again makes a new state, as the empty lexeme is special).
  *
@@ -154,14 +157,26 @@ typedef struct {
     const int32_t *reps;
     uint8_t *ready;                 /* per (component, state), at state_off[j] + q */
     const int64_t *state_off;
+    const uint8_t *const *word;     /* each text component's text (NULL: a table) */
+    const int32_t *word_len;
 } Reduced;
 
 static inline const int32_t *reduced_row(const Reduced *t, int32_t j, int32_t q, Py_ssize_t r) {
     int32_t *row = t->tables + t->offsets[j] + (int64_t)q * r;
     uint8_t *ready = t->ready + t->state_off[j] + q;
     if (!*ready) {
-        const int32_t *src = t->full[j] + (int64_t)q * 256;
-        for (Py_ssize_t c = 0; c < r; c++) row[c] = src[t->reps[c]];
+        const uint8_t *word = t->word[j];
+        if (word) {
+            /* each byte of a text is a class of its own: only the class of its next byte
+             * moves on */
+            for (Py_ssize_t c = 0; c < r; c++) row[c] = -1;
+            if (q < t->word_len[j])
+                for (Py_ssize_t c = 0; c < r; c++)
+                    if (t->reps[c] == word[q]) row[c] = q + 1;
+        } else {
+            const int32_t *src = t->full[j] + (int64_t)q * 256;
+            for (Py_ssize_t c = 0; c < r; c++) row[c] = src[t->reps[c]];
+        }
         *ready = 1;
     }
     return row;
@@ -334,7 +349,11 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     }
     Py_buffer *bufs = calloc((size_t)(3 * k + 1), sizeof(Py_buffer));
     const int32_t **full = malloc(sizeof(int32_t *) * (size_t)(k + 1));
+    /* the class arrays of the table components, then one for all the texts */
     const int32_t **classes = malloc(sizeof(int32_t *) * (size_t)(k + 1));
+    const uint8_t **acc_src = malloc(sizeof(uint8_t *) * (size_t)(k + 1));
+    const uint8_t **word = calloc((size_t)(k + 1), sizeof(uint8_t *));
+    int32_t *word_len = calloc((size_t)(k + 1), sizeof(int32_t));
     int32_t *sizes = malloc(sizeof(int32_t) * (size_t)(k + 1));
     int64_t *offsets = malloc(sizeof(int64_t) * (size_t)(k + 1));
     int64_t *acc_off = malloc(sizeof(int64_t) * (size_t)(k + 1));
@@ -343,10 +362,12 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     PyObject *b_trans = NULL, *b_comps = NULL;
     Product p = {0};
     PyObject *result = NULL;
-    Py_ssize_t got = 0;
+    Py_ssize_t got = 0, n_classes = 0;
     Py_buffer bi = {0};
-    int have_init = 0;
-    if (!bufs || !full || !classes || !sizes || !offsets || !acc_off) {
+    int have_init = 0, any_word = 0;
+    int32_t word_classes[256];
+    if (!bufs || !full || !classes || !acc_src || !word || !word_len || !sizes || !offsets ||
+        !acc_off) {
         PyErr_NoMemory();
         goto done;
     }
@@ -357,30 +378,49 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
         goto done;
     }
     const int32_t *init = bi.buf;
+    for (int b = 0; b < 256; b++) word_classes[b] = -1;
     int64_t total_states = 0;
     for (Py_ssize_t j = 0; j < k; j++) {
         PyObject *objs[3] = {PyList_GET_ITEM(o_tables, j), PyList_GET_ITEM(o_classes, j),
                              PyList_GET_ITEM(o_acc, j)};
-        for (int t = 0; t < 3; t++) {
-            if (PyObject_GetBuffer(objs[t], &bufs[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        if (PyBytes_Check(objs[0]) && objs[1] == Py_None && objs[2] == Py_None) {
+            Py_ssize_t len = PyBytes_GET_SIZE(objs[0]);
+            if (len >= INT32_MAX || init[j] > len) {
+                PyErr_SetString(PyExc_ValueError, "lexer_tables: inconsistent text component");
                 goto done;
-            got++;
+            }
+            word[j] = (const uint8_t *)PyBytes_AS_STRING(objs[0]);
+            word_len[j] = (int32_t)len;
+            for (Py_ssize_t i = 0; i < len; i++) word_classes[word[j][i]] = word[j][i];
+            any_word = 1;
+            full[j] = NULL;
+            acc_src[j] = NULL;
+            sizes[j] = (int32_t)len + 1;
+        } else {
+            for (int t = 0; t < 3; t++) {
+                if (PyObject_GetBuffer(objs[t], &bufs[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) <
+                    0)
+                    goto done;
+                got++;
+            }
+            Py_buffer *bt = &bufs[got - 3], *bc = &bufs[got - 2], *ba = &bufs[got - 1];
+            if (bt->itemsize != 4 || bt->len % (4 * 256) || bc->itemsize != 4 ||
+                bc->len != 4 * 256 || ba->itemsize != 1 || ba->len != bt->len / (4 * 256) ||
+                init[j] >= ba->len) {
+                PyErr_SetString(PyExc_ValueError, "lexer_tables: inconsistent component tables");
+                goto done;
+            }
+            full[j] = bt->buf;
+            classes[n_classes++] = bc->buf;
+            acc_src[j] = ba->buf;
+            sizes[j] = (int32_t)ba->len;
         }
-        Py_buffer *bt = &bufs[got - 3], *bc = &bufs[got - 2], *ba = &bufs[got - 1];
-        if (bt->itemsize != 4 || bt->len % (4 * 256) || bc->itemsize != 4 ||
-            bc->len != 4 * 256 || ba->itemsize != 1 || ba->len != bt->len / (4 * 256) ||
-            init[j] >= ba->len) {
-            PyErr_SetString(PyExc_ValueError, "lexer_tables: inconsistent component tables");
-            goto done;
-        }
-        full[j] = bt->buf;
-        classes[j] = bc->buf;
-        sizes[j] = (int32_t)ba->len;
         acc_off[j] = total_states;
-        total_states += ba->len;
+        total_states += sizes[j];
     }
+    if (any_word) classes[n_classes++] = word_classes;
     int32_t cls[256], reps[256];
-    Py_ssize_t r = union_byte_classes(classes, k, cls, reps);
+    Py_ssize_t r = union_byte_classes(classes, n_classes, cls, reps);
     reduced = malloc(sizeof(int32_t) * (size_t)(total_states * r + 1));
     accepting = malloc((size_t)total_states + 1);
     ready = calloc((size_t)total_states + 1, 1);
@@ -392,9 +432,14 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     for (Py_ssize_t j = 0; j < k; j++) {
         offsets[j] = off;
         off += (int64_t)sizes[j] * r;
-        memcpy(accepting + acc_off[j], bufs[3 * j + 2].buf, (size_t)sizes[j]);
+        if (word[j]) {
+            memset(accepting + acc_off[j], 0, (size_t)sizes[j]);
+            accepting[acc_off[j] + word_len[j]] = 1;
+        } else {
+            memcpy(accepting + acc_off[j], acc_src[j], (size_t)sizes[j]);
+        }
     }
-    Reduced rt = {reduced, offsets, full, reps, ready, acc_off};
+    Reduced rt = {reduced, offsets, full, reps, ready, acc_off, word, word_len};
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = explore(&p, &rt, init, k, r, max_states);
@@ -455,6 +500,9 @@ done:
     free(bufs);
     free(full);
     free(classes);
+    free(acc_src);
+    free(word);
+    free(word_len);
     free(sizes);
     free(offsets);
     free(acc_off);

@@ -34,7 +34,7 @@ from .json_scan import (INITIAL, IN_STRING, KEY, KEY_ESC, KEY_NEXT, KEY_OPEN, ST
                         STRING_ESC, VALUE, Items, decode_key, decoded_prefix, scan)
 from ._assemble import allowed_ids
 from ..gc_untrack import untrack_all
-from .key_completions import MAX_COMPLETIONS, automaton_completions
+from .key_completions import MAX_COMPLETIONS, automaton_completions, word_completions
 from .key_index import ESCAPED, key_index
 from .matcher import _TERMINATED, CFGMatcher
 
@@ -508,7 +508,7 @@ class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
     __slots__ = ("used", "acc", "rows", "exits", "infinite", "trans", "memo",
-                 "suffixes", "components", "dfas")
+                 "suffixes", "components", "parts")
 
     @classmethod
     def of(cls, lexer, used: frozenset) -> "_KeyWalk":
@@ -527,7 +527,7 @@ class _KeyWalk:
         self.infinite: list[bool] = lexer.infinite
         self.suffixes: dict = lexer.memo.setdefault("key_suffixes", {})  # see _suffixes
         self.components = lexer.components
-        self.dfas = lexer.dfas
+        self.parts = lexer.parts
         self.memo: dict = {}        # node -> bool
         untrack_all(self)           # refers to a lexer's tables, never to itself
 
@@ -562,7 +562,9 @@ class _KeyWalk:
         out: set | None = set()
         for c, s in enumerate(self.components[q].tolist()):
             if s >= 0:
-                part = automaton_completions(self.dfas[c], s)
+                part = self.parts[c]
+                part = word_completions(part, s) if isinstance(part, bytes) else \
+                    automaton_completions(part, s)
                 if part is None:
                     out = None
                     break

@@ -34,7 +34,7 @@ def automaton_completions(dfa: ByteDFA, q: int) -> frozenset | None:
     infinitely many, or when some text from ``q`` ends other than at a closing quote or goes
     on past an unescaped quote (a lexeme holding more than a key)."""
     if dfa.word is not None:
-        return _word_completions(dfa.word, q)
+        return word_completions(dfa.word, q)
     key = (dfa.key, q)
     got = _COMPLETIONS.get(key)
     if got is None:
@@ -71,7 +71,7 @@ def _list(dfa: ByteDFA, q: int) -> frozenset | None:
     return frozenset(out)
 
 
-def _word_completions(word: bytes, q: int) -> frozenset | None:
+def word_completions(word: bytes, q: int) -> frozenset | None:
     """automaton_completions for the automaton of the single text ``word`` (a chain: state
     ``q`` has read ``word[:q]``), read off the text: the walk below, along its one path."""
     raw = b""

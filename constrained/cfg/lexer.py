@@ -7,9 +7,14 @@ names the candidates that fully match the lexeme in state ``q``. States are tupl
 states numbered in BFS order from ``initial`` (0, the empty lexeme, never re-entered);
 ``max_states`` bounds the product. The tables depend only on the terminals' automata and are
 shared process-wide: JSON strings, numbers and literals recur in every schema's lexers.
+
+A terminal of one literal text (a property name, a const) enters the product as its text, not
+as an automaton: the product reads the chain off the text, so a lexer of many names builds
+none of their automata.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
@@ -58,15 +63,18 @@ _SHARED = LRUCache(512)
 _SHARED_BYTES = 1 << 20
 
 
-def _product_tables(keys: tuple[str, ...], comps: list[ByteDFA],
+def _product_tables(keys: tuple, comps: tuple[bytes | ByteDFA, ...],
                     max_states: int) -> _Tables | None:
-    """The product tables of ``comps`` (None past ``max_states``), shared process-wide."""
+    """The product tables of ``comps`` (automata, or texts standing for their chains; None past
+    ``max_states``), shared process-wide."""
     tables = _SHARED.get(keys)
     if tables is not None and len(tables.trans) <= max_states:
         return tables
     n, trans, comp_states, acc_class, cross, members, cycles = _c_lexer_tables(
-        [d.transitions for d in comps], [d.byte_classes for d in comps],
-        [d.accepting for d in comps], np.array([d.initial for d in comps], dtype=np.int32),
+        [d if isinstance(d, bytes) else d.transitions for d in comps],
+        [None if isinstance(d, bytes) else d.byte_classes for d in comps],
+        [None if isinstance(d, bytes) else d.accepting for d in comps],
+        np.array([0 if isinstance(d, bytes) else d.initial for d in comps], dtype=np.int32),
         max_states)
     if n < 0:
         return None
@@ -77,16 +85,20 @@ def _product_tables(keys: tuple[str, ...], comps: list[ByteDFA],
 
 
 class Lexer:
-    """Union DFA over the terminals ``terms`` (see the module docstring)."""
+    """Union DFA over the terminals ``terms`` (see the module docstring). ``words[t]``, where
+    given and not None, is the one text terminal ``t`` matches."""
 
-    def __init__(self, terms: frozenset[int], dfas: tuple[ByteDFA, ...],
-                 max_states: int = 20_000) -> None:
+    def __init__(self, terms: frozenset[int], dfas: Sequence[ByteDFA], max_states: int = 20_000,
+                 words: Sequence[bytes | None] | None = None) -> None:
         self.terms = terms
         order = sorted(terms)
-        comps = [dfas[t] for t in order]
-        self.dfas: tuple[ByteDFA, ...] = tuple(comps)              # automaton of each
-        self.keys: tuple[str, ...] = tuple(d.key for d in comps)   # and its digest
-        tables = _product_tables(self.keys, comps, max_states)
+        # per component: its one text (bytes), or its automaton
+        self.parts: tuple[bytes | ByteDFA, ...] = tuple(
+            dfas[t] if words is None or words[t] is None else words[t] for t in order)
+        # what each component is, as a cache key: its text or its automaton's digest
+        self.keys: tuple[bytes | str, ...] = tuple(c if isinstance(c, bytes) else c.key
+                                                   for c in self.parts)
+        tables = _product_tables(self.keys, self.parts, max_states)
         if tables is None:
             raise LimitExceededError(f"the lexer for terminals {self._names(order, dfas)} needs "
                                      f"more than max_lexer_states={max_states} states")
@@ -114,7 +126,7 @@ class Lexer:
         self.initial = 0
         self._tables = tables
         # arrays, automata and sets of ints: nothing here refers back to a lexer
-        untrack_all(self, self.dfas)
+        untrack_all(self, self.parts)
 
     @cached_property
     def accepting_terms(self) -> list[frozenset[int]]:

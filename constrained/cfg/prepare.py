@@ -43,6 +43,8 @@ class PreparedGrammar:
     nullable: frozenset[int]               # nullable nonterminals
     # ignored whitespace runs cut at max_ignored_whitespace bytes: one may not follow another
     bounded_ignore: frozenset[int] = frozenset()
+    # per terminal: its one text when it matches exactly one (lexers read it off the text)
+    words: tuple[bytes | None, ...] | None = None
 
     @property
     def n_terminals(self) -> int:
@@ -95,13 +97,15 @@ def _at_most(dfa: ByteDFA, bound: int) -> ByteDFA:
                            f"{dfa.pattern} (at most {bound} bytes)")
 
 
-def _small_literal(term, max_dfa_states: int) -> bool:
-    """Whether ``term`` is a set of non-empty literal texts whose automaton surely has at most
-    ``max_dfa_states`` states (a trie has at most one state per byte, plus its root)."""
+def _small_literal(term, max_dfa_states: int) -> list[bytes] | None:
+    """The texts of ``term`` when it is a set of non-empty literal texts whose automaton surely
+    has at most ``max_dfa_states`` states (a trie has at most one state per byte, plus its
+    root), else None."""
     if term.exclude or term.automaton is not None:
-        return False
+        return None
     words = literal_alternatives(term.pattern)
-    return bool(words) and all(words) and sum(map(len, words)) < max_dfa_states
+    ok = bool(words) and all(words) and sum(map(len, words)) < max_dfa_states
+    return words if ok else None
 
 
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
@@ -191,10 +195,14 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     bound = grammar.max_ignored_whitespace
     bounded: set[str] = set()
     literals: set[str] = set()      # built on first read (see cfg.terminal_dfas)
+    single: dict[str, bytes] = {}   # literals of one text: the text
     for name in term_names:
-        if name not in grammar.ignore and _small_literal(grammar.terminals[name],
-                                                         max_dfa_states):
+        words = None if name in grammar.ignore else _small_literal(grammar.terminals[name],
+                                                                    max_dfa_states)
+        if words is not None:
             literals.add(name)
+            if len(words) == 1:
+                single[name] = words[0]
             continue
         dfa = _terminal_dfa(grammar, name, max_dfa_states)
         if bound is not None and name in grammar.ignore and _whitespace_run(dfa):
@@ -259,6 +267,7 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
         terminal_names=terminal_names,
         dfas=TerminalDFAs([dfas.get(n) for n in terminal_names],
                           lambda t: _terminal_dfa(grammar, terminal_names[t], max_dfa_states)),
+        words=tuple(single.get(n) for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
         lhs=tuple(lhs), rhs=tuple(rhs), by_lhs=by_lhs,
         nullable=frozenset(nullable),

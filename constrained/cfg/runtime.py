@@ -60,7 +60,7 @@ class Runtime:
         """The lexer of a candidate terminal set (built on first use)."""
         lex = self._lexers.get(candidates)
         if lex is None:
-            lex = Lexer(candidates, self.grammar.dfas, self.max_lexer_states)
+            lex = Lexer(candidates, self.grammar.dfas, self.max_lexer_states, self.grammar.words)
             if len(self._lexers) >= self._max_lexers:
                 self._lexers.clear()
             lex = self._lexers.setdefault(candidates, lex)

@@ -218,13 +218,12 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
     memo = lexer.memo
     named = memo.get(("root walk", start))
     if named is None:
-        comps = lexer.components[start]
-        live = np.flatnonzero(comps >= 0).tolist()
-        dfas = lexer.dfas
+        comps = lexer.components[start].tolist()
+        live = [c for c, s in enumerate(comps) if s >= 0]
         # small automata are named by what they accept from their state on: key-except and
-        # literal automata of different schemas often reach states with equal futures
-        futures = tuple(dfas[c].future_key(int(comps[c])) if dfas[c].n_states <= _FUTURE_STATES
-                        else (lexer.keys[c], int(comps[c])) for c in live)
+        # literal automata of different schemas often reach states with equal futures (a
+        # text's chain: the rest of its text)
+        futures = tuple(_future(lexer, c, comps[c]) for c in live)
         named = memo[("root walk", start)] = (futures, live)
         untrack_all(named, futures, live)   # strings and ints
     futures, live = named
@@ -235,6 +234,14 @@ def walk_trie(lexer: Lexer, trie: PreorderTrie, start: int):
         words.setflags(write=False)
         return words, groups
     return _shared(_ROOT_WALKS, key, [lexer.order[c] for c in live], walk)
+
+
+def _future(lexer: Lexer, c: int, state: int):
+    """A name of what component ``c`` of ``lexer`` accepts from ``state`` on."""
+    part = lexer.parts[c]
+    if isinstance(part, bytes):
+        return part[state:]
+    return part.future_key(state) if part.n_states <= _FUTURE_STATES else (lexer.keys[c], state)
 
 
 def slice_marker(nodes: np.ndarray) -> int | None:

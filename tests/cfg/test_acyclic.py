@@ -79,7 +79,7 @@ def test_states_scans_lexers_and_key_walks_are_not_tracked(llama3_vocab):
     assert not any(gc.is_tracked(s) or gc.is_tracked(s[0]) or any(map(gc.is_tracked, s[0]))
                    for s in scans)
     lexers = list(compiled.runtime._lexers.values())
-    assert lexers and not any(gc.is_tracked(lx) or gc.is_tracked(lx.dfas) for lx in lexers)
+    assert lexers and not any(gc.is_tracked(lx) or gc.is_tracked(lx.parts) for lx in lexers)
     assert not any(gc.is_tracked(lx.rows) for lx in lexers)
     walks = []
     for lx in lexers:

@@ -20,3 +20,29 @@ def test_infinite_is_the_product_reaching_a_cycle(terms):
     # a second lexer of the same automata shares what the first learned
     again = Lexer(frozenset(terms), dfas)
     assert again.infinite is lexer.infinite and again.memo is lexer.memo
+
+
+TEXTS = [b'"name"', b'"nick"', b'"n"', b"ab", b"\xc3\xa9t\xc3\xa9", b'"a\\"b"', b"x"]
+
+
+@pytest.mark.parametrize("texts,others", [
+    (TEXTS[:3], []), (TEXTS, []), (TEXTS[:2], [5, 9]), (TEXTS[3:5], [1, 2, 7]),
+    ([TEXTS[0], TEXTS[0]], [4])])
+def test_texts_read_as_chains_give_the_automata_product(texts, others):
+    """A component given as its one text is the product of the text's automaton: same
+    states, transitions, accepting terminals, component states and cycles."""
+    dfas = tuple(regex_to_byte_dfa(p) for p in PATTERNS) + tuple(
+        regex_to_byte_dfa("".join("\\" + chr(b) if chr(b) in '\\"' else chr(b) for b in t))
+        if all(b < 128 for b in t) else regex_to_byte_dfa(t.decode()) for t in texts)
+    assert [d.word for d in dfas[len(PATTERNS):]] == list(texts)   # chains of the texts
+    words = [None] * len(PATTERNS) + list(texts)
+    terms = frozenset(others) | frozenset(range(len(PATTERNS), len(dfas)))
+    by_automata = Lexer(terms, dfas)
+    by_texts = Lexer(terms, dfas, words=words)
+    assert [isinstance(p, bytes) for p in by_texts.parts] == \
+        [words[t] is not None for t in sorted(terms)]
+    assert (by_texts.trans == by_automata.trans).all()
+    assert (by_texts.components == by_automata.components).all()
+    assert by_texts.accepting_terms == by_automata.accepting_terms
+    assert by_texts.infinite == by_automata.infinite
+    assert by_texts.n_states > 1

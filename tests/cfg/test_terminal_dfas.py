@@ -65,3 +65,29 @@ def test_preparation_does_not_depend_on_the_rules_order():
                   "ignore", "bounded_ignore"):
         assert getattr(a, field) == getattr(b, field), field
     assert [d.key for d in a.dfas] == [d.key for d in b.dfas]
+
+
+def test_masks_read_one_text_literals_without_their_automata(llama3_vocab):
+    """Lexers read a literal of one text (a property name, a const) off its text: masking a
+    whole document builds none of their automata."""
+    import json
+
+    import numpy as np
+
+    from constrained.compiler import compile_grammar
+    compiled = compile_grammar(Grammar.from_json_schema(SCHEMA, property_order="any"),
+                               llama3_vocab)
+    prepared = compiled.runtime.grammar
+    texts = [i for i, w in enumerate(prepared.words) if w is not None]
+    assert {prepared.words[i] for i in texts} >= {b'"name"', b'"kind"', b'"inner"', b'"deep"'}
+    matcher = compiled.matcher()
+    bitmask = np.zeros((llama3_vocab.size + 31) // 32, dtype=np.int32)
+    ids = {tb: i for i, tb in enumerate(llama3_vocab.token_bytes)}
+    text = json.dumps({"kind": "bb", "name": "x", "inner": {"deep": 7}}).encode()
+    for ch in text:
+        matcher.fill_next_token_bitmask(bitmask)
+        assert matcher.accept_token(ids[bytes((ch,))])
+    assert matcher.is_accepting()
+    assert all(prepared.dfas._built[i] is None for i in texts)
+    for i in texts:     # read on demand, they are the texts' chains
+        assert prepared.dfas[i].word == prepared.words[i]
