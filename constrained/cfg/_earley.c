@@ -31,6 +31,7 @@ typedef struct {
     uint8_t *nullable;
     Py_ssize_t n_alts, n_syms, n_rhs;
     int32_t n_term;
+    int32_t *alts, *alts_start;     /* the alternatives of symbol x: alts[alts_start[x]..[x+1]) */
 } Grammar;
 
 static PyObject *s_origins, *s_by_next, *s_static, *s_id;
@@ -42,6 +43,8 @@ static void grammar_free(PyObject *capsule) {
     free(g->start);
     free(g->lhs);
     free(g->nullable);
+    free(g->alts);
+    free(g->alts_start);
     free(g);
 }
 
@@ -90,6 +93,15 @@ static PyObject *grammar(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "grammar: inconsistent alternatives");
         goto fail;
     }
+    g->alts = malloc(sizeof(int32_t) * (size_t)(g->n_alts + 1));
+    g->alts_start = calloc((size_t)g->n_syms + 2, sizeof(int32_t));
+    if (!g->alts || !g->alts_start) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t a = 0; a < g->n_alts; a++) g->alts_start[g->lhs[a] + 2]++;
+    for (Py_ssize_t x = 0; x < g->n_syms; x++) g->alts_start[x + 2] += g->alts_start[x + 1];
+    for (Py_ssize_t a = 0; a < g->n_alts; a++) g->alts[g->alts_start[g->lhs[a] + 1]++] = (int32_t)a;
     PyObject *cap = PyCapsule_New(g, "constrained.earley.grammar", grammar_free);
     if (!cap) goto fail;
     return cap;
@@ -98,6 +110,8 @@ fail:
     free(g->start);
     free(g->lhs);
     free(g->nullable);
+    free(g->alts);
+    free(g->alts_start);
     free(g);
     return NULL;
 }
@@ -219,6 +233,43 @@ static int cmp_next(const void *x, const void *y) {
     const Next *a = x, *b = y;
     if (a->sym != b->sym) return (a->sym > b->sym) - (a->sym < b->sym);
     return (a->item > b->item) - (a->item < b->item);
+}
+
+/* A dict from each symbol after a dot to its items packed (``next``: (symbol, item index)
+ * pairs, sorted here), untracked; the distinct symbols go to syms[0..*n_syms) in order. */
+static PyObject *group_by_next(const Item *items, Next *next, Py_ssize_t n_next, int32_t *syms,
+                               Py_ssize_t *n_syms) {
+    qsort(next, (size_t)n_next, sizeof(Next), cmp_next);
+    PyObject *by_next = PyDict_New();
+    Item *group_buf = malloc(sizeof(Item) * (size_t)(n_next + 1));
+    if (!by_next || !group_buf) {
+        if (by_next) PyErr_NoMemory();
+        Py_XDECREF(by_next);
+        free(group_buf);
+        return NULL;
+    }
+    *n_syms = 0;
+    for (Py_ssize_t i = 0; i < n_next;) {
+        Py_ssize_t j = i;
+        while (j < n_next && next[j].sym == next[i].sym) j++;
+        for (Py_ssize_t m = i; m < j; m++) group_buf[m - i] = items[next[m].item];
+        PyObject *group = PyBytes_FromStringAndSize((const char *)group_buf,
+                                                    (Py_ssize_t)(sizeof(Item) * (size_t)(j - i)));
+        PyObject *sym = group ? PyLong_FromLong(next[i].sym) : NULL;
+        int bad = !sym || PyDict_SetItem(by_next, sym, group) < 0;
+        Py_XDECREF(sym);
+        Py_XDECREF(group);
+        if (bad) {
+            Py_DECREF(by_next);
+            free(group_buf);
+            return NULL;
+        }
+        syms[(*n_syms)++] = next[i].sym;
+        i = j;
+    }
+    free(group_buf);
+    untrack(by_next);
+    return by_next;
 }
 
 /* the items packed in ``v`` (bytes of int32 (alternative, dot, k) triples); -1 on error */
@@ -392,7 +443,6 @@ static PyObject *sorted_set_bytes(int32_t *buf, Py_ssize_t n) {
  * next_symbols); ``key`` was computed before the closure added items. */
 static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *initial) {
     Next *next = NULL;
-    Item *group_buf = NULL;
     int32_t *pred = NULL, *syms = NULL;
     Py_ssize_t n_next = 0, next_cap = 16, n_pred = 0, pred_cap = 16;
     PyObject *result = NULL, *items = NULL, *by_next = NULL, *predicted = NULL, *nexts = NULL;
@@ -449,29 +499,11 @@ static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *init
         Item *it = &w->set.items[i];
         if (it->a == 0 && it->d == 1 && it->k == k_initial) started = 1;
     }
-    qsort(next, (size_t)n_next, sizeof(Next), cmp_next);
-    by_next = PyDict_New();
     syms = malloc(sizeof(int32_t) * (size_t)(n_next + 1));
-    group_buf = malloc(sizeof(Item) * (size_t)(n_next + 1));
-    if (!by_next) goto done;
-    if (!syms || !group_buf) { PyErr_NoMemory(); goto done; }
+    if (!syms) { PyErr_NoMemory(); goto done; }
     Py_ssize_t n_syms = 0;
-    for (Py_ssize_t i = 0; i < n_next;) {
-        Py_ssize_t j = i;
-        while (j < n_next && next[j].sym == next[i].sym) j++;
-        for (Py_ssize_t m = i; m < j; m++) group_buf[m - i] = w->set.items[next[m].item];
-        PyObject *group = PyBytes_FromStringAndSize((const char *)group_buf,
-                                                    (Py_ssize_t)(sizeof(Item) * (size_t)(j - i)));
-        if (!group) goto done;
-        PyObject *sym = PyLong_FromLong(next[i].sym);
-        int bad = !sym || PyDict_SetItem(by_next, sym, group) < 0;
-        Py_XDECREF(sym);
-        Py_DECREF(group);
-        if (bad) goto done;
-        syms[n_syms++] = next[i].sym;
-        i = j;
-    }
-    untrack(by_next);
+    by_next = group_by_next(w->set.items, next, n_next, syms, &n_syms);
+    if (!by_next) goto done;
     predicted = sorted_set_bytes(pred, n_pred);
     nexts = sorted_set_bytes(syms, n_syms);
     if (!predicted || !nexts) goto done;
@@ -488,7 +520,6 @@ done:
     free(next);
     free(pred);
     free(syms);
-    free(group_buf);
     return result;
 }
 
@@ -578,12 +609,103 @@ done:
     return result;
 }
 
+/* predictions(grammar, roots) -> (items, by_next, expected, complete): the closure of
+ * predicting the nonterminals ``roots`` (int32 bytes) in a column being built: their
+ * alternatives at dot 0, closed under prediction and the nullable step (origin -1 throughout;
+ * completions are not followed: they read earlier columns). ``items`` packs them all, ``by_next``
+ * groups them by the symbol after the dot (as ``closure`` does), ``expected`` lists the
+ * terminals after a dot (sorted int32 bytes) and ``complete`` says whether the start
+ * alternative's item (0, 1) is among them. */
+static PyObject *predictions(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *capsule, *o_roots;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &o_roots)) return NULL;
+    Grammar *g = PyCapsule_GetPointer(capsule, "constrained.earley.grammar");
+    if (!g) return NULL;
+    Py_buffer roots;
+    if (PyObject_GetBuffer(o_roots, &roots, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+    PyObject *result = NULL, *items = NULL, *by_next = NULL, *expected = NULL;
+    Next *next = NULL;
+    int32_t *syms = NULL;
+    uint8_t *predicted = NULL;
+    Py_ssize_t n_next = 0, next_cap = 16;
+    Work w;
+    if (work_init(&w) < 0) goto done;
+    if (!(roots.itemsize == 4 || (roots.itemsize == 1 && roots.len % 4 == 0))) {
+        PyErr_SetString(PyExc_TypeError, "predictions: roots must be int32 (or their bytes)");
+        goto done;
+    }
+    next = malloc(sizeof(Next) * (size_t)next_cap);
+    predicted = calloc((size_t)g->n_syms + 1, 1);
+    if (!next || !predicted) { PyErr_NoMemory(); goto done; }
+    const int32_t *root = roots.buf;
+    for (Py_ssize_t i = 0; i < roots.len / 4; i++) {
+        int32_t x = root[i];
+        if (x < 0 || x >= g->n_syms) {
+            PyErr_SetString(PyExc_ValueError, "predictions: root symbol out of range");
+            goto done;
+        }
+        if (predicted[x]) continue;
+        predicted[x] = 1;
+        for (int32_t j = g->alts_start[x]; j < g->alts_start[x + 1]; j++)
+            if (push(&w.set, &w.agenda, g->alts[j], 0, -1) < 0) goto done;
+    }
+    while (w.agenda.n) {
+        int32_t idx = w.agenda.buf[--w.agenda.n];
+        Item it = w.set.items[idx];
+        if (it.d >= g->start[it.a + 1] - g->start[it.a]) continue;
+        int32_t sym = g->rhs[g->start[it.a] + it.d];
+        if (n_next == next_cap) {
+            next_cap *= 2;
+            Next *n2 = realloc(next, sizeof(Next) * (size_t)next_cap);
+            if (!n2) { PyErr_NoMemory(); goto done; }
+            next = n2;
+        }
+        next[n_next++] = (Next){sym, idx};
+        if (sym < g->n_term) continue;
+        if (!predicted[sym]) {
+            predicted[sym] = 1;
+            for (int32_t j = g->alts_start[sym]; j < g->alts_start[sym + 1]; j++)
+                if (push(&w.set, &w.agenda, g->alts[j], 0, -1) < 0) goto done;
+        }
+        if (g->nullable[sym] && push(&w.set, &w.agenda, it.a, it.d + 1, -1) < 0) goto done;
+    }
+    int complete = 0;
+    for (Py_ssize_t i = 0; i < w.set.n; i++)
+        if (w.set.items[i].a == 0 && w.set.items[i].d == 1) complete = 1;
+    items = PyBytes_FromStringAndSize((const char *)w.set.items,
+                                      (Py_ssize_t)(sizeof(Item) * (size_t)w.set.n));
+    syms = malloc(sizeof(int32_t) * (size_t)(n_next + 1));
+    if (!items) goto done;
+    if (!syms) { PyErr_NoMemory(); goto done; }
+    Py_ssize_t n_syms = 0, n_terms = 0;
+    by_next = group_by_next(w.set.items, next, n_next, syms, &n_syms);
+    if (!by_next) goto done;
+    while (n_terms < n_syms && syms[n_terms] < g->n_term) n_terms++;     /* syms are sorted */
+    expected = PyBytes_FromStringAndSize((const char *)syms,
+                                         (Py_ssize_t)(sizeof(int32_t) * (size_t)n_terms));
+    if (!expected) goto done;
+    result = Py_BuildValue("(OOOO)", items, by_next, expected, complete ? Py_True : Py_False);
+done:
+    Py_XDECREF(items);
+    Py_XDECREF(by_next);
+    Py_XDECREF(expected);
+    free(next);
+    free(syms);
+    free(predicted);
+    work_free(&w);
+    PyBuffer_Release(&roots);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"grammar", grammar, METH_VARARGS,
      "grammar(rhs_flat, rhs_start, lhs, nullable, n_terminals) -> capsule"},
     {"closure", closure, METH_VARARGS,
      "closure(grammar, kernel, initial, interned) -> Column | (key, origins, items, by_next, "
      "predicted, started, next_symbols)"},
+    {"predictions", predictions, METH_VARARGS,
+     "predictions(grammar, roots) -> (items, by_next, expected, complete)"},
     {"advance", advance, METH_VARARGS,
      "advance(grammar, col, terminals, interned, initial) -> None | Column | closed kernel"},
     {NULL, NULL, 0, NULL}};

@@ -32,6 +32,7 @@ from ..errors import LimitExceededError
 from ._earley import advance as _c_advance
 from ._earley import closure as _c_closure
 from ._earley import grammar as _c_grammar
+from ._earley import predictions as _c_predictions
 from ..lru import LRUCache
 from ..gc_untrack import untrack_all
 from .prepare import PreparedGrammar
@@ -47,47 +48,26 @@ class _Predictions:
 
     Predicted items start in the column being built, so (with nullable rules advanced at
     prediction time) their closure never depends on earlier columns: it is computed once per
-    set of directly predicted nonterminals and shared by every column predicting that set.
+    set of directly predicted nonterminals (in C, ``_earley.predictions``) and shared by every
+    column predicting that set.
     """
 
-    __slots__ = ("by_next", "expected", "complete", "items")
+    __slots__ = ("by_next", "expected", "complete", "_packed", "_items")
 
-    def __init__(self, grammar: PreparedGrammar, roots: frozenset) -> None:
-        rhs, by_lhs, nullable, n_term = grammar.rhs, grammar.by_lhs, grammar.nullable, \
-            grammar.n_terminals
-        items: set = set()
-        agenda = []
-        for n in roots:
-            for a in by_lhs.get(n, ()):
-                items.add((a, 0, -1))
-        agenda = list(items)
-        predicted = set(roots)
-        by_next: dict[int, list] = {}
-        while agenda:
-            a, d, _ = it = agenda.pop()
-            r = rhs[a]
-            if d >= len(r):
-                continue
-            sym = r[d]
-            by_next.setdefault(sym, []).append(it)
-            if sym >= n_term:
-                if sym not in predicted:
-                    predicted.add(sym)
-                    for a2 in by_lhs.get(sym, ()):
-                        new = (a2, 0, -1)
-                        if new not in items:
-                            items.add(new)
-                            agenda.append(new)
-                if sym in nullable:
-                    new = (a, d + 1, -1)
-                    if new not in items:
-                        items.add(new)
-                        agenda.append(new)
-        self.by_next = {k: _pack(v) for k, v in by_next.items()}
-        self.expected = frozenset(k for k in by_next if k < n_term)
-        self.complete = (0, 1, -1) in items
-        self.items = frozenset(items)
-        untrack_all(self.expected, self.items, self)
+    def __init__(self, c_grammar, roots: bytes) -> None:
+        """``roots``: the predicted nonterminals (int32 bytes)."""
+        self._packed, self.by_next, expected, self.complete = _c_predictions(c_grammar, roots)
+        self.expected = frozenset(_symbols(expected))
+        self._items: frozenset | None = None
+        untrack_all(self.expected, self)
+
+    @property
+    def items(self) -> frozenset:
+        """The items as ``(alternative, dot, -1)`` tuples."""
+        if self._items is None:
+            self._items = frozenset(_unpack(self._packed))
+            untrack_all(self._items)
+        return self._items
 
 
 class Column:
@@ -172,8 +152,9 @@ class EarleyParser:
         # the initial column predicts the start symbol (its kernel is empty, never interned)
         closed = _c_closure(self._c_grammar, [], None, None)
         start = grammar.lhs[0]
-        roots = frozenset(_symbols(closed[4])) | {start}
-        self.initial = Column(self, next(self._ids), closed, _Predictions(grammar, roots))
+        roots = sorted(frozenset(_symbols(closed[4])) | {start})
+        self.initial = Column(self, next(self._ids), closed,
+                              _Predictions(self._c_grammar, _pack_symbols(roots)))
 
     def advance(self, col: Column, terminals: frozenset,
                 set_id: int | None = None) -> Column | None:
@@ -229,8 +210,7 @@ class EarleyParser:
         """The shared closure of predicting ``predicted`` (sorted int32 bytes)."""
         pred = self._static.get(predicted)
         if pred is None:
-            pred = self._static.setdefault(
-                predicted, _Predictions(self.grammar, frozenset(_symbols(predicted))))
+            pred = self._static.setdefault(predicted, _Predictions(self._c_grammar, predicted))
         return pred
 
     def _intern(self, closed: tuple) -> Column:
@@ -291,9 +271,8 @@ def _symbols(packed: bytes) -> list[int]:
     return np.frombuffer(packed, dtype=np.int32).tolist()
 
 
-def _pack(items) -> bytes:
-    """Items ``(alternative, dot, k)`` as the C closure packs them (int32 triples)."""
-    return array(_INT32, itertools.chain.from_iterable(items)).tobytes()
+def _pack_symbols(symbols: list[int]) -> bytes:
+    return np.array(symbols, dtype=np.int32).tobytes()
 
 
 def _unpack(packed: bytes) -> list[tuple]:
