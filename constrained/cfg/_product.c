@@ -11,8 +11,9 @@
  * States are numbered in the order they are first reached (the initial tuple is state 0 and is
  * never re-entered: reaching its tuple again makes a new state, as the empty lexeme is special).
  *
- * Returns (n, trans, comps, acc_class, cross_class, classes, cycles): int32 bytes of the
- * successor of each state per byte (-1 dead), of each state's component states (-1 dead), of
+ * Returns (n, trans, byte_class, comps, acc_class, cross_class, classes, cycles): int32 bytes
+ * of the successor of each state per byte class (n rows of r; -1 dead), of each byte's class
+ * (256 entries, classes numbered by first byte), of each state's component states (-1 dead), of
  * each state's accepting class (states whose accepting components are the same set share one,
  * numbered by first state) and the same with -1 where no component accepts; ``classes`` lists
  * each class's component positions; ``cycles`` holds one byte per state, 1 where a cycle of
@@ -358,8 +359,8 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     int64_t *offsets = malloc(sizeof(int64_t) * (size_t)(k + 1));
     int64_t *acc_off = malloc(sizeof(int64_t) * (size_t)(k + 1));
     uint8_t *accepting = NULL, *ready = NULL;
-    int32_t *reduced = NULL, *trans = NULL, *comps = NULL, *acc_class = NULL, *cross = NULL;
-    PyObject *b_trans = NULL, *b_comps = NULL;
+    int32_t *reduced = NULL, *comps = NULL, *acc_class = NULL, *cross = NULL;
+    PyObject *b_trans = NULL, *b_comps = NULL, *b_cls = NULL;
     Product p = {0};
     PyObject *result = NULL;
     Py_ssize_t got = 0, n_classes = 0;
@@ -445,8 +446,8 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     status = explore(&p, &rt, init, k, r, max_states);
     Py_END_ALLOW_THREADS
     if (status == -2) {
-        result = Py_BuildValue("nOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
-                               Py_None, Py_None);
+        result = Py_BuildValue("nOOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
+                               Py_None, Py_None, Py_None);
         goto done;
     }
     if (status < 0) {
@@ -454,22 +455,18 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
         goto done;
     }
     Py_ssize_t n = p.n;
-    /* the two large tables are written straight into the bytes objects returned */
-    b_trans = PyBytes_FromStringAndSize(NULL, 4 * n * 256);
+    /* the successors per byte class (the walks read them through ``cls``: a dense 256-column
+     * table would be several times larger, and fresh memory is slow to touch) */
+    b_trans = PyBytes_FromStringAndSize((const char *)p.ids, 4 * n * r);
     b_comps = PyBytes_FromStringAndSize(NULL, 4 * n * k);
-    if (!b_trans || !b_comps) goto done;
-    trans = (int32_t *)PyBytes_AS_STRING(b_trans);
+    b_cls = PyBytes_FromStringAndSize((const char *)cls, 4 * 256);
+    if (!b_trans || !b_comps || !b_cls) goto done;
     comps = (int32_t *)PyBytes_AS_STRING(b_comps);
     acc_class = malloc(sizeof(int32_t) * (size_t)n);
     cross = malloc(sizeof(int32_t) * (size_t)n);
     if (!acc_class || !cross) {
         PyErr_NoMemory();
         goto done;
-    }
-    for (Py_ssize_t s = 0; s < n; s++) {
-        const int32_t *row = p.ids + s * r;
-        int32_t *out = trans + s * 256;
-        for (int b = 0; b < 256; b++) out[b] = row[cls[b]];
     }
     memset(comps, 0xff, sizeof(int32_t) * (size_t)(n * k));
     for (Py_ssize_t s = 0; s < n; s++) {
@@ -486,8 +483,8 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     }
     if (b_trans && b_comps && b_class && b_cross && b_cycles)
-        result = Py_BuildValue("nOOOOOO", n, b_trans, b_comps, b_class, b_cross, members,
-                               b_cycles);
+        result = Py_BuildValue("nOOOOOOO", n, b_trans, b_cls, b_comps, b_class, b_cross,
+                               members, b_cycles);
     Py_XDECREF(b_class);
     Py_XDECREF(b_cross);
     Py_XDECREF(b_cycles);
@@ -495,6 +492,7 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(b_trans);
     Py_XDECREF(b_comps);
+    Py_XDECREF(b_cls);
     for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&bufs[i]);
     if (have_init) PyBuffer_Release(&bi);
     free(bufs);
@@ -523,7 +521,7 @@ done:
 static PyMethodDef methods[] = {
     {"lexer_tables", lexer_tables, METH_VARARGS,
      "lexer_tables(tables, classes, accepting, init, max_states) -> "
-     "(n, trans, comps, acc_class, cross_class, classes, cycles)"},
+     "(n, trans, byte_class, comps, acc_class, cross_class, classes, cycles)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_product",

@@ -6,7 +6,8 @@
  * of a dead node. Tokens are in byte order: a node's tokens are a span of ``token_ids``
  * starting at lo[node], and the own[node] tokens ending exactly at the node come first.
  *
- * walk(trans, cross, start, roots, ...) reads, from lexer state ``start``, either every text
+ * walk(trans, cross, start, roots, ..., byte_class) reads, from lexer state ``start`` (``trans``:
+ * the successors per byte class, see Lex), either every text
  * token (roots empty: the whole trie) or the subtrees of ``roots`` (each root's byte read first:
  * the token remainders that start at the root's depth). Each trie node reached is
  *   - alive: the lexer continues; the tokens ending there are ok (the lexeme may go on later);
@@ -44,7 +45,24 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 20 };
+enum { N_BUF = 21 };
+
+/* A lexer's transitions per byte class: the state after byte b in state s is
+ * t[s * width + cls[b]] (-1 dead). */
+typedef struct {
+    const int32_t *t, *cls;
+    Py_ssize_t width;
+} Lex;
+
+/* the table width of byte classes ``cls`` (numbered from 0), or -1 when they are not */
+static Py_ssize_t class_width(const int32_t *cls) {
+    int32_t most = -1;
+    for (int b = 0; b < 256; b++) {
+        if (cls[b] < 0 || cls[b] > 255) return -1;
+        if (cls[b] > most) most = cls[b];
+    }
+    return most + 1;
+}
 
 /* Whether lexer state s stays alive on every text the reference automaton ``text`` reads from
  * r0 (a simulation: every reachable pair (r, x) has x alive wherever r is). On success every
@@ -62,7 +80,7 @@ static int get_buffers(PyObject **objs, Py_buffer *v, int n, int first_writable)
     return 0;
 }
 
-static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *text,
+static int simulates(const Lex *lex, Py_ssize_t n_states, const int32_t *text,
                      Py_ssize_t n_text, int32_t r0, int32_t s, int8_t *sim) {
     size_t n_pairs = (size_t)n_text * (size_t)n_states;
     uint8_t *seen = calloc(n_pairs, 1);
@@ -79,15 +97,16 @@ static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *t
     seen[(size_t)r0 * n_states + s] = 1;
     while (sp && ok) {
         int32_t x = stack[--sp], r = stack[--sp];
-        const int32_t *tr = text + (int64_t)r * 256, *lx = trans + (int64_t)x * 256;
+        const int32_t *tr = text + (int64_t)r * 256, *lx = lex->t + (int64_t)x * lex->width;
         for (int b = 0; b < 256; b++) {
             if (tr[b] < 0) continue;
-            if (lx[b] < 0) { ok = 0; break; }
-            size_t key = (size_t)tr[b] * n_states + lx[b];
+            int32_t nx = lx[lex->cls[b]];
+            if (nx < 0) { ok = 0; break; }
+            size_t key = (size_t)tr[b] * n_states + nx;
             if (!seen[key]) {
                 seen[key] = 1;
                 stack[sp++] = tr[b];
-                stack[sp++] = lx[b];
+                stack[sp++] = nx;
             }
         }
     }
@@ -112,7 +131,7 @@ static int simulates(const int32_t *trans, Py_ssize_t n_states, const int32_t *t
  * pair is reached by texts of two lengths (a counted string's chunk that ends at K: its longer
  * text tokens all go on in the next lexeme at the same place).
  * Returns K | tight << 8 | uniform << 9, or -1 on memory error. */
-static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_states,
+static int chars_read(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
                       const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap,
                       int32_t *cls) {
     size_t n_pairs = (size_t)n_text * (size_t)n_states;
@@ -138,11 +157,12 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
         while (n_cur) {
             int32_t x = cur[--n_cur], r = cur[--n_cur];
             if (level[(size_t)r * n_states + x] != c + 1) continue;   /* reached earlier */
-            const int32_t *tr = text + (int64_t)r * 256, *lx = trans + (int64_t)x * 256;
+            const int32_t *tr = text + (int64_t)r * 256, *lx = lex->t + (int64_t)x * lex->width;
             int starts = r == r0;
             for (int b = 0; b < 256; b++) {
                 if (tr[b] < 0) continue;
-                if (lx[b] < 0) {
+                int32_t nx = lx[lex->cls[b]];
+                if (nx < 0) {
                     /* dies in character c + 1 (a new one) or c (the one being read) */
                     int fails = starts ? c : c - 1;
                     if (k < 0 || fails < k) k = fails;
@@ -153,13 +173,13 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
                     death_cls = cross[x];
                     continue;
                 }
-                size_t key = (size_t)tr[b] * n_states + lx[b];
+                size_t key = (size_t)tr[b] * n_states + nx;
                 int at = starts ? c + 1 : c;
                 if (level[key] && level[key] != at + 1) multi = 1;
                 if (level[key] && level[key] <= at + 1) continue;
                 level[key] = (uint16_t)(at + 1);
-                if (starts) { next[n_next++] = tr[b]; next[n_next++] = lx[b]; }
-                else { cur[n_cur++] = tr[b]; cur[n_cur++] = lx[b]; }
+                if (starts) { next[n_next++] = tr[b]; next[n_next++] = nx; }
+                else { cur[n_cur++] = tr[b]; cur[n_cur++] = nx; }
             }
         }
         int32_t *t = cur; cur = next; next = t;
@@ -180,23 +200,23 @@ static int chars_read(const int32_t *trans, const int32_t *cross, Py_ssize_t n_s
 
 /* chars_read of state s, computed once and kept: text_chars[s] (-1 unknown) and the uniform
  * class in text_cross[s]. Returns text_chars[s], or -1 on memory error. */
-static int known_chars(const int32_t *trans, const int32_t *cross, Py_ssize_t n_states,
+static int known_chars(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
                        const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap,
                        int16_t *text_chars, int32_t *text_cross) {
     if (text_chars[s] < 0) {
-        int k = chars_read(trans, cross, n_states, text, n_text, r0, s, cap, &text_cross[s]);
+        int k = chars_read(lex, cross, n_states, text, n_text, r0, s, cap, &text_cross[s]);
         if (k < 0) return -1;
         text_chars[s] = (int16_t)k;
     }
     return text_chars[s];
 }
 
-/* the 256-bit set of bytes b with trans[s][b] == s */
-static void loop_bytes(const int32_t *trans, int32_t s, uint64_t out[4]) {
-    const int32_t *row = trans + (int64_t)s * 256;
+/* the 256-bit set of bytes b that leave state s as it is */
+static void loop_bytes(const Lex *lex, int32_t s, uint64_t out[4]) {
+    const int32_t *row = lex->t + (int64_t)s * lex->width;
     out[0] = out[1] = out[2] = out[3] = 0;
     for (int b = 0; b < 256; b++)
-        if (row[b] == s) out[b >> 6] |= 1ULL << (b & 63);
+        if (row[lex->cls[b]] == s) out[b >> 6] |= 1ULL << (b & 63);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -248,20 +268,20 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     long long text_start;
     /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
        roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars,
-       cap, rest */
+       cap, rest, text_cross, byte_class */
     long long cap;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOO", &objs[0], &objs[1], &start,
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOOO", &objs[0], &objs[1], &start,
                           &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
                           &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap,
-                          &objs[18], &objs[19]))
+                          &objs[18], &objs[19], &objs[20]))
         return NULL;
     static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1, 4, 1,
-                                            2, 1, 4};
+                                            2, 1, 4, 4};
     static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
                                        "hi", "own", "token_ids", "sub", "roots", "out_words",
                                        "text", "clean", "sim", "text_slice", "slice_chars",
-                                       "text_chars", "rest", "text_cross"};
+                                       "text_chars", "rest", "text_cross", "byte_class"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF; got++) {
@@ -293,9 +313,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int16_t *text_chars = v[17].buf;             /* per lexer state, -1 unknown */
     const uint8_t *rest = v[18].buf;    /* per node: most bytes of a token from its byte on */
     int32_t *text_cross = v[19].buf;    /* per lexer state: the uniform class (see chars_read) */
+    Py_ssize_t width = v[20].len == 4 * 256 ? class_width(v[20].buf) : -1;
+    Lex lex = {trans, v[20].buf, width};
     Py_ssize_t n_text = v[12].len / (4 * 256);
     Py_ssize_t n_nodes = v[2].len, n_tok = v[8].len / 4, n_roots = v[10].len / 4;
-    Py_ssize_t n_states = v[0].len / (4 * 256), n_words = v[11].len / 4;
+    Py_ssize_t n_states = width > 0 ? v[0].len / (4 * width) : 0, n_words = v[11].len / 4;
     int as_words = n_words > 0;
     int slice_ok = as_words && !n_roots && cap > 0 && v[15].len == (cap + 1) * v[11].len &&
                    v[16].len == v[2].len;
@@ -307,7 +329,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int slice_cross = 0;
     /* outputs hold every node and token below the roots (the whole trie without roots) */
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
-    int bad = start < 0 || start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
+    int bad = width <= 0 || v[0].len != 4 * width * n_states || start < 0 ||
+              start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
               text_start < 0 || text_start >= n_text || text_start > 7 ||
               v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states ||
               cap < 0 || cap > 255 || v[17].len != 2 * n_states || v[18].len != n_nodes ||
@@ -342,7 +365,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Py_ssize_t n_ok = 0, n_cross = 0;
     Py_BEGIN_ALLOW_THREADS
     if (slice_ok) {
-        if (known_chars(trans, cross, n_states, text, n_text, (int32_t)text_start,
+        if (known_chars(&lex, cross, n_states, text, n_text, (int32_t)text_start,
                         (int32_t)start, (int)cap, text_chars, text_cross) < 0) oom = 1;
         budget = oom ? 0 : text_chars[start] & 0xff;
         tight = oom ? 0 : (text_chars[start] >> 8) & 1;
@@ -377,7 +400,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (s == start && cap > 0 && rest[i] <= cap && ((clean[i] >> text_start) & 1)) {
                 /* every token below is text of at most rest[i] bytes from here, and the
                    walk's start state survives every text of that many characters */
-                if (known_chars(trans, cross, n_states, text, n_text, (int32_t)text_start,
+                if (known_chars(&lex, cross, n_states, text, n_text, (int32_t)text_start,
                                 (int32_t)start, (int)cap, text_chars, text_cross) < 0) {
                     oom = 1;
                     break;
@@ -391,7 +414,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if ((clean[i] >> text_start) & 1) {
                 /* every token below is text s keeps reading: all are ok */
                 if (sim[s] < 0) {
-                    int got_sim = simulates(trans, n_states, text, n_text, (int32_t)text_start,
+                    int got_sim = simulates(&lex, n_states, text, n_text, (int32_t)text_start,
                                             s, sim);
                     if (got_sim < 0) { oom = 1; break; }
                     sim[s] = (int8_t)got_sim;
@@ -402,7 +425,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                     continue;
                 }
             }
-            int32_t ns = trans[(int64_t)s * 256 + node_byte[i]];
+            int32_t ns = trans[(int64_t)s * width + lex.cls[node_byte[i]]];
             if (ns >= 0) {
                 if (ns == s && hi[i] - lo[i] > own[i]) {
                     /* every byte below loops on s: all tokens below are ok */
@@ -412,7 +435,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                         if (!loops || !have) { oom = 1; break; }
                     }
                     uint64_t *l = loops + 4 * (int64_t)s;
-                    if (!have[s]) { loop_bytes(trans, s, l); have[s] = 1; }
+                    if (!have[s]) { loop_bytes(&lex, s, l); have[s] = 1; }
                     const uint64_t *b = sub + 4 * (int64_t)i;
                     if (!((b[0] & ~l[0]) | (b[1] & ~l[1]) | (b[2] & ~l[2]) | (b[3] & ~l[3]))) {
                         for (int32_t k = lo[i]; k < hi[i]; k++) EMIT(k);
@@ -642,35 +665,37 @@ static PyObject *slice_nodes(PyObject *self, PyObject *args) {
     return result;
 }
 
-/* text_reach(trans, cross, text, text_start, state, cap, text_chars, text_cross) -> (K, tight,
- * class): what lexer state ``state`` does with text (chars_read, kept in the per-state arrays
- * as the walks keep it): K characters surely read, whether longer text dies, and the class its
- * longer text uniformly crosses into (-1 when it does not). */
+/* text_reach(trans, byte_class, cross, text, text_start, state, cap, text_chars, text_cross) ->
+ * (K, tight, class): what lexer state ``state`` does with text (chars_read, kept in the
+ * per-state arrays as the walks keep it): K characters surely read, whether longer text dies,
+ * and the class its longer text uniformly crosses into (-1 when it does not). */
 static PyObject *text_reach(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *objs[5];
+    PyObject *objs[6];
     int r0, state, cap;
-    if (!PyArg_ParseTuple(args, "OOOiiiOO", &objs[0], &objs[1], &objs[2], &r0, &state, &cap,
-                          &objs[3], &objs[4]))
+    if (!PyArg_ParseTuple(args, "OOOOiiiOO", &objs[0], &objs[1], &objs[2], &objs[3], &r0, &state,
+                          &cap, &objs[4], &objs[5]))
         return NULL;
-    Py_buffer v[5];
-    if (get_buffers(objs, v, 5, 3) < 0) return NULL;
-    Py_ssize_t n_states = v[1].len / 4, n_text = v[2].len / (4 * 256);
+    Py_buffer v[6];
+    if (get_buffers(objs, v, 6, 4) < 0) return NULL;
+    Py_ssize_t width = v[1].len == 4 * 256 ? class_width(v[1].buf) : -1;
+    Lex lex = {v[0].buf, v[1].buf, width};
+    Py_ssize_t n_states = v[2].len / 4, n_text = v[3].len / (4 * 256);
     PyObject *result = NULL;
-    if (v[0].len != 4 * 256 * n_states || v[3].len != 2 * n_states ||
-        v[4].len != 4 * n_states || state < 0 || state >= n_states || r0 < 0 ||
+    if (width <= 0 || v[0].len != 4 * width * n_states || v[4].len != 2 * n_states ||
+        v[5].len != 4 * n_states || state < 0 || state >= n_states || r0 < 0 ||
         r0 >= n_text || cap < 1 || cap > 255) {
         PyErr_SetString(PyExc_ValueError, "text_reach: sizes or states disagree");
     } else {
-        int16_t *text_chars = v[3].buf;
-        int32_t *text_cross = v[4].buf;
-        int got = known_chars(v[0].buf, v[1].buf, n_states, v[2].buf, n_text, r0, state, cap,
+        int16_t *text_chars = v[4].buf;
+        int32_t *text_cross = v[5].buf;
+        int got = known_chars(&lex, v[2].buf, n_states, v[3].buf, n_text, r0, state, cap,
                               text_chars, text_cross);
         if (got < 0) PyErr_NoMemory();
         else result = Py_BuildValue("iii", got & 0xff, (got >> 8) & 1,
                                     (got >> 9) & 1 ? text_cross[state] : -1);
     }
-    for (int k = 0; k < 5; k++) PyBuffer_Release(&v[k]);
+    for (int k = 0; k < 6; k++) PyBuffer_Release(&v[k]);
     return result;
 }
 
@@ -795,12 +820,14 @@ static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
      "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, "
-     "cap, rest, text_cross) -> (n_ok, ok ids, [(class, crossing nodes)]); ok tokens go to "
+     "cap, rest, text_cross, byte_class) -> (n_ok, ok ids, [(class, crossing nodes)]); ok "
+     "tokens go to "
      "out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
     {"text_reach", text_reach, METH_VARARGS,
-     "text_reach(trans, cross, text, text_start, state, cap, text_chars, text_cross) -> "
+     "text_reach(trans, byte_class, cross, text, text_start, state, cap, text_chars, "
+     "text_cross) -> "
      "(characters surely read, tight, class its longer text crosses into or -1), kept in the "
      "per-state arrays"},
     {"slice_crossings", slice_crossings, METH_VARARGS,

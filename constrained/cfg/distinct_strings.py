@@ -507,7 +507,7 @@ def unused_key_reachable(runtime, state, key_raw: bytes, used: frozenset) -> boo
 class _KeyWalk:
     """Which (lexer state, key text) nodes of one lexer reach a key outside ``used``."""
 
-    __slots__ = ("used", "acc", "rows", "exits", "infinite", "trans", "memo",
+    __slots__ = ("used", "acc", "rows", "exits", "infinite", "table", "byte_class", "memo",
                  "suffixes", "components", "parts")
 
     @classmethod
@@ -522,7 +522,8 @@ class _KeyWalk:
         self.used = used
         self.acc = lexer.acc_list
         self.rows = lexer.rows
-        self.trans = lexer.trans
+        self.table = lexer.table
+        self.byte_class = lexer.byte_class
         self.exits: dict = lexer.memo.setdefault("exits", {})
         self.infinite: list[bool] = lexer.infinite
         self.suffixes: dict = lexer.memo.setdefault("key_suffixes", {})  # see _suffixes
@@ -534,7 +535,7 @@ class _KeyWalk:
     def _out(self, q: int) -> tuple:
         out = self.exits.get(q)
         if out is None:
-            row = self.trans[q]
+            row = self.table[q].take(self.byte_class)
             live = np.flatnonzero(row >= 0)
             out = self.exits[q] = tuple(zip(live.tolist(), row[live].tolist()))
         return out

@@ -5,8 +5,9 @@ The lexer reads bytes while some candidate can still match an extension of the l
 terminal DFA is trimmed, so "some component alive" means exactly that); ``accepting_terms[q]``
 names the candidates that fully match the lexeme in state ``q``. States are tuples of component
 states numbered in BFS order from ``initial`` (0, the empty lexeme, never re-entered);
-``max_states`` bounds the product. The tables depend only on the terminals' automata and are
-shared process-wide: JSON strings, numbers and literals recur in every schema's lexers.
+``max_states`` bounds the product. Transitions are kept per byte class (bytes every component
+treats alike): ``table[q, byte_class[b]]``. The tables depend only on the terminals' automata and
+are shared process-wide: JSON strings, numbers and literals recur in every schema's lexers.
 
 A terminal of one literal text (a property name, a const) enters the product as its text, not
 as an automaton: the product reads the chain off the text, so a lexer of many names builds
@@ -31,20 +32,24 @@ class _Tables:
     different grammars (and of one grammar's candidate sets) with the same ones share them,
     with the per-state facts the C walks learn about them."""
 
-    __slots__ = ("trans", "acc_class", "cross_class", "acc_any", "acc_list", "members",
-                 "simulates_text", "text_chars", "text_cross", "components", "nbytes",
-                 "infinite", "cycles", "memo")
+    __slots__ = ("table", "byte_class", "dense", "acc_class", "cross_class", "acc_any",
+                 "acc_list", "members", "simulates_text", "text_chars", "text_cross",
+                 "components", "nbytes", "infinite", "cycles", "memo")
 
-    def __init__(self, n: int, trans, comp_states, acc_class, cross, members, cycles,
-                 k: int) -> None:
-        self.trans = np.frombuffer(trans, dtype=np.int32).reshape(n, 256)
+    def __init__(self, n: int, trans, byte_class, comp_states, acc_class, cross, members,
+                 cycles, k: int) -> None:
+        self.byte_class = np.frombuffer(byte_class, dtype=np.int32)
+        self.table = np.frombuffer(trans, dtype=np.int32).reshape(n, -1)
+        self.dense: np.ndarray | None = None        # see Lexer.trans
         self.acc_class = np.frombuffer(acc_class, dtype=np.int32)
         self.cross_class = np.frombuffer(cross, dtype=np.int32)
         self.acc_any = self.cross_class >= 0
         self.acc_list = self.acc_any.tolist()
         self.members = members
-        self.text_chars = np.full(n, -1, dtype=np.int16)
-        self.text_cross = np.full(n, -1, dtype=np.int32)
+        self.text_chars = np.empty(n, dtype=np.int16)
+        self.text_chars.fill(-1)
+        self.text_cross = np.empty(n, dtype=np.int32)
+        self.text_cross.fill(-1)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
         self.infinite: list[bool] | None = None     # see Lexer.infinite
@@ -52,7 +57,8 @@ class _Tables:
         self.cycles = np.frombuffer(cycles, dtype=np.uint8)
         # -1 unknown, 0 not reading every JSON string text (see Lexer.simulates_text): known
         # at once where finitely many texts lead on, so the walks need not search there
-        self.simulates_text = np.where(self.cycles == 0, 0, -1).astype(np.int8)
+        self.simulates_text = self.cycles.astype(np.int8)
+        np.negative(self.simulates_text, out=self.simulates_text)
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 
@@ -68,17 +74,26 @@ def _product_tables(keys: tuple, comps: tuple[bytes | ByteDFA, ...],
     """The product tables of ``comps`` (automata, or texts standing for their chains; None past
     ``max_states``), shared process-wide."""
     tables = _SHARED.get(keys)
-    if tables is not None and len(tables.trans) <= max_states:
+    if tables is not None and len(tables.table) <= max_states:
         return tables
-    n, trans, comp_states, acc_class, cross, members, cycles = _c_lexer_tables(
-        [d if isinstance(d, bytes) else d.transitions for d in comps],
-        [None if isinstance(d, bytes) else d.byte_classes for d in comps],
-        [None if isinstance(d, bytes) else d.accepting for d in comps],
-        np.array([0 if isinstance(d, bytes) else d.initial for d in comps], dtype=np.int32),
-        max_states)
+    tables, classes, accepting, initial = [], [], [], []
+    for d in comps:
+        if isinstance(d, bytes):
+            tables.append(d)
+            classes.append(None)
+            accepting.append(None)
+            initial.append(0)
+        else:
+            tables.append(d.transitions)
+            classes.append(d.byte_classes)
+            accepting.append(d.accepting)
+            initial.append(d.initial)
+    n, trans, byte_class, comp_states, acc_class, cross, members, cycles = _c_lexer_tables(
+        tables, classes, accepting, np.array(initial, dtype=np.int32), max_states)
     if n < 0:
         return None
-    tables = _Tables(n, trans, comp_states, acc_class, cross, members, cycles, len(comps))
+    tables = _Tables(n, trans, byte_class, comp_states, acc_class, cross, members, cycles,
+                     len(comps))
     if tables.nbytes <= _SHARED_BYTES:
         _SHARED.put(keys, tables)
     return tables
@@ -102,11 +117,13 @@ class Lexer:
         if tables is None:
             raise LimitExceededError(f"the lexer for terminals {self._names(order, dfas)} needs "
                                      f"more than max_lexer_states={max_states} states")
-        self.trans = tables.trans
-        self.rows = _Rows(self.trans)
+        # successors per byte class: ``table[q, byte_class[b]]`` is the state after byte b
+        self.table = tables.table
+        self.byte_class = tables.byte_class
+        self.rows = _Rows(self.table, self.byte_class)
         untrack_all(self.rows)
         # states with the same accepted terminal set end a lexeme alike: one class each
-        self.class_terms: list[frozenset[int]] = [frozenset(order[j] for j in m)
+        self.class_terms: list[frozenset[int]] = [frozenset(map(order.__getitem__, m))
                                                   for m in tables.members]
         untrack_all(self.class_terms, *self.class_terms)
         self._acc_class = tables.acc_class
@@ -156,7 +173,17 @@ class Lexer:
 
     @property
     def n_states(self) -> int:
-        return len(self.trans)
+        return len(self.table)
+
+    @property
+    def trans(self) -> np.ndarray:
+        """The transitions as a dense (states, 256) table (built on first use, kept with the
+        tables: the walks read the class table)."""
+        tables = self._tables
+        if tables.dense is None:
+            tables.dense = self.table[:, self.byte_class]
+            tables.dense.setflags(write=False)
+        return tables.dense
 
     @staticmethod
     def _names(order, dfas) -> str:
@@ -169,15 +196,16 @@ class _Rows(dict):
     of the rows converted so far: reading one is a plain dict lookup, and a missing one is
     converted by ``__missing__``."""
 
-    __slots__ = ("_trans",)
+    __slots__ = ("_table", "_byte_class")
 
-    def __init__(self, trans: np.ndarray) -> None:
+    def __init__(self, table: np.ndarray, byte_class: np.ndarray) -> None:
         super().__init__()
-        self._trans = trans
+        self._table = table
+        self._byte_class = byte_class
 
     def __missing__(self, q: int) -> list[int]:
-        if not 0 <= q < len(self._trans):
+        if not 0 <= q < len(self._table):
             raise IndexError(f"lexer state {q} out of range")
-        row = self[q] = self._trans[q].tolist()
+        row = self[q] = self._table[q].take(self._byte_class).tolist()
         untrack_all(row, self)      # lists of ints (a list in a dict tracks the dict)
         return row

@@ -110,7 +110,8 @@ class CFGMatcher(GrammarMatcher):
         if state is _TERMINATED or not state[1]:     # lexer state 0 is never re-entered
             return np.zeros(256, dtype=bool)
         col, q = state
-        return self._runtime.lexer(col.candidates).trans[q] == q
+        lexer = self._runtime.lexer(col.candidates)
+        return lexer.table[q].take(lexer.byte_class) == q
 
     def reset(self) -> None:
         self._stack = [self._runtime.initial]

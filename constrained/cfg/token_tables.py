@@ -188,13 +188,13 @@ _NONE = np.zeros(0, dtype=np.int32)
 
 def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_words: bool):
     words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
-    _, ok, groups = _walks.walk(lexer.trans, lexer.cross_class, int(start), trie.node_byte,
+    _, ok, groups = _walks.walk(lexer.table, lexer.cross_class, int(start), trie.node_byte,
                                 trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
                                 trie.token_ids, trie.sub, trie.max_depth, roots, words,
                                 _TEXT.transitions, _TEXT.initial, trie.clean,
                                 lexer.simulates_text, trie.text_slice if as_words else _NONE,
                                 trie.slice_chars, lexer.text_chars, SLICE_CHARS, trie.rest,
-                                lexer.text_cross)
+                                lexer.text_cross, lexer.byte_class)
     terms = lexer.class_terms
     groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups
@@ -267,9 +267,9 @@ def walk_slice_rests(lexer: Lexer, trie: PreorderTrie, k: int):
     again at their character k + R + 1 (a marker again), or else are walked from their
     crossing nodes like any subtree."""
     def walk():
-        reach, tight, cls = _walks.text_reach(lexer.trans, lexer.cross_class, _TEXT.transitions,
-                                              _TEXT.initial, 0, SLICE_CHARS, lexer.text_chars,
-                                              lexer.text_cross)
+        reach, tight, cls = _walks.text_reach(lexer.table, lexer.byte_class, lexer.cross_class,
+                                              _TEXT.transitions, _TEXT.initial, 0, SLICE_CHARS,
+                                              lexer.text_chars, lexer.text_cross)
         rows = trie.text_slice
         top = min(k + reach, SLICE_CHARS)
         groups = []

@@ -46,3 +46,23 @@ def test_texts_read_as_chains_give_the_automata_product(texts, others):
     assert by_texts.accepting_terms == by_automata.accepting_terms
     assert by_texts.infinite == by_automata.infinite
     assert by_texts.n_states > 1
+
+
+@pytest.mark.parametrize("terms", [(0, 4), (1, 2, 3), (5, 9), (6, 7, 8), (0, 1, 4, 5, 9)])
+def test_class_table_steps_every_component(terms):
+    """``table[q, byte_class[b]]`` is the state whose components are each component's own
+    step on b (dead when all die), for every state and byte; rows and the dense view agree."""
+    dfas = tuple(regex_to_byte_dfa(p) for p in PATTERNS)
+    lexer = Lexer(frozenset(terms), dfas)
+    order = sorted(terms)
+    assert lexer.table.shape[1] == lexer.byte_class.max() + 1 < 256
+    for q in range(lexer.n_states):
+        comps = lexer.components[q].tolist()
+        assert lexer.rows[q] == lexer.trans[q].tolist()
+        for b in range(256):
+            want = [dfas[t].step(c, b) for t, c in zip(order, comps)]
+            nq = int(lexer.table[q, lexer.byte_class[b]])
+            if all(c < 0 for c in want):
+                assert nq == -1
+            else:
+                assert nq > 0 and lexer.components[nq].tolist() == want
