@@ -235,6 +235,21 @@ static int cmp_next(const void *x, const void *y) {
     return (a->item > b->item) - (a->item < b->item);
 }
 
+/* appends (sym, item) to a growable array; -1 (MemoryError set) on failure */
+static int next_push(Next **next, Py_ssize_t *n, Py_ssize_t *cap, int32_t sym, int32_t item) {
+    if (*n == *cap) {
+        Next *grown = realloc(*next, sizeof(Next) * (size_t)(*cap * 2));
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *next = grown;
+        *cap *= 2;
+    }
+    (*next)[(*n)++] = (Next){sym, item};
+    return 0;
+}
+
 /* A dict from each symbol after a dot to its items packed (``next``: (symbol, item index)
  * pairs, sorted here), untracked; the distinct symbols go to syms[0..*n_syms) in order. */
 static PyObject *group_by_next(const Item *items, Next *next, Py_ssize_t n_next, int32_t *syms,
@@ -459,13 +474,7 @@ static PyObject *close_kernel(Grammar *g, Work *w, PyObject *key, PyObject *init
         int32_t len = g->start[it.a + 1] - g->start[it.a];
         if (it.d < len) {
             int32_t sym = g->rhs[g->start[it.a] + it.d];
-            if (n_next == next_cap) {
-                next_cap *= 2;
-                Next *n2 = realloc(next, sizeof(Next) * (size_t)next_cap);
-                if (!n2) { PyErr_NoMemory(); goto done; }
-                next = n2;
-            }
-            next[n_next++] = (Next){sym, idx};
+            if (next_push(&next, &n_next, &next_cap, sym, idx) < 0) goto done;
             if (sym >= g->n_term) {
                 if (n_pred == pred_cap) {
                     pred_cap *= 2;
@@ -655,13 +664,7 @@ static PyObject *predictions(PyObject *self, PyObject *args) {
         Item it = w.set.items[idx];
         if (it.d >= g->start[it.a + 1] - g->start[it.a]) continue;
         int32_t sym = g->rhs[g->start[it.a] + it.d];
-        if (n_next == next_cap) {
-            next_cap *= 2;
-            Next *n2 = realloc(next, sizeof(Next) * (size_t)next_cap);
-            if (!n2) { PyErr_NoMemory(); goto done; }
-            next = n2;
-        }
-        next[n_next++] = (Next){sym, idx};
+        if (next_push(&next, &n_next, &next_cap, sym, idx) < 0) goto done;
         if (sym < g->n_term) continue;
         if (!predicted[sym]) {
             predicted[sym] = 1;
