@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-from array import array
 
 import numpy as np
 
@@ -40,7 +39,6 @@ from .prepare import PreparedGrammar
 Item = tuple  # (alternative, dot, origin index | -1)
 
 DEAD = object()     # a memoized advance that fits no item
-_INT32 = "i" if array("i").itemsize == 4 else "l"     # the C closure's item fields
 
 
 class _Predictions:
