@@ -160,6 +160,7 @@ typedef struct {
     const int64_t *state_off;
     const uint8_t *const *word;     /* each text component's text (NULL: a table) */
     const int32_t *word_len;
+    const int32_t *cls;             /* each byte's class */
 } Reduced;
 
 static inline const int32_t *reduced_row(const Reduced *t, int32_t j, int32_t q, Py_ssize_t r) {
@@ -168,12 +169,9 @@ static inline const int32_t *reduced_row(const Reduced *t, int32_t j, int32_t q,
     if (!*ready) {
         const uint8_t *word = t->word[j];
         if (word) {
-            /* each byte of a text is a class of its own: only the class of its next byte
-             * moves on */
+            /* each byte of a text is a class of its own: only its next byte's moves on */
             for (Py_ssize_t c = 0; c < r; c++) row[c] = -1;
-            if (q < t->word_len[j])
-                for (Py_ssize_t c = 0; c < r; c++)
-                    if (t->reps[c] == word[q]) row[c] = q + 1;
+            if (q < t->word_len[j]) row[t->cls[word[q]]] = q + 1;
         } else {
             const int32_t *src = t->full[j] + (int64_t)q * 256;
             for (Py_ssize_t c = 0; c < r; c++) row[c] = src[t->reps[c]];
@@ -440,7 +438,7 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
             memcpy(accepting + acc_off[j], acc_src[j], (size_t)sizes[j]);
         }
     }
-    Reduced rt = {reduced, offsets, full, reps, ready, acc_off, word, word_len};
+    Reduced rt = {reduced, offsets, full, reps, ready, acc_off, word, word_len, cls};
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = explore(&p, &rt, init, k, r, max_states);
