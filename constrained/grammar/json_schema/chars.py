@@ -134,6 +134,20 @@ _UNCOMMON = ("\\\\(?:/|u00(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E]|0[89aAcCdD])"
 UNCOMMON_STRING = f'"{ANY_CHAR}*{_UNCOMMON}{ANY_CHAR}*"'
 
 
+class _LiteralChars(dict):
+    """``str.translate`` table: code point -> literal_char(code point), filled on first use
+    (bounded: past 4096 code points the rest are computed each time)."""
+
+    def __missing__(self, cp: int) -> str:
+        out = literal_char(cp)
+        if len(self) < 4096:
+            self[cp] = out
+        return out
+
+
+_LITERAL_CHARS = _LiteralChars()
+
+
 def literal_string(s: str) -> str:
     """Regex for the JSON string literal of ``s`` (with quotes), as JSON writers emit it."""
-    return '"' + "".join(literal_char(ord(c)) for c in s) + '"'
+    return '"' + s.translate(_LITERAL_CHARS) + '"'

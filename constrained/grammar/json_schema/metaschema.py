@@ -17,7 +17,7 @@ import math
 import re
 
 from ...errors import GrammarError, LimitExceededError
-from .refs import pointer_escape
+from .refs import Place, place_pointer
 
 _TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 _ANCHOR = {2019: re.compile(r"[A-Za-z][-A-Za-z0-9.:_]*"),
@@ -81,14 +81,13 @@ def check_schema(schema, *, max_depth: int, max_enum: int) -> int:
         node, ptr, depth, kind = stack.pop()
         if depth > max_depth:
             raise LimitExceededError(f"the schema nests deeper than max_schema_depth="
-                                     f"{max_depth} (at {ptr or '#'})")
+                                     f"{max_depth} (at {place_pointer(ptr) or '#'})")
         if kind == "value":
             _check_json(node, ptr)
             if isinstance(node, dict):
-                stack.extend((v, f"{ptr}/{pointer_escape(k)}", depth + 1, "value")
-                             for k, v in node.items())
+                stack.extend((v, (ptr, k), depth + 1, "value") for k, v in node.items())
             elif isinstance(node, list):
-                stack.extend((v, f"{ptr}/{i}", depth + 1, "value") for i, v in enumerate(node))
+                stack.extend((v, (ptr, i), depth + 1, "value") for i, v in enumerate(node))
             continue
         if isinstance(node, bool) and (dialect > 4 or kind == "schema_or_bool"):
             continue
@@ -99,17 +98,16 @@ def check_schema(schema, *, max_depth: int, max_enum: int) -> int:
             for bound in ("Maximum", "Minimum"):
                 if f"exclusive{bound}" in node and bound.lower() not in node:
                     raise GrammarError(f"exclusive{bound} needs {bound.lower()} in draft 4",
-                                       pointer=f"{ptr}/exclusive{bound}")
+                                       pointer=place_pointer((ptr, f"exclusive{bound}")))
         for key, value in node.items():
             if not isinstance(key, str):
                 raise _error(ptr, "object keys must be strings", key)
-            at = f"{ptr}/{pointer_escape(key)}"
-            stack.extend(_children(kinds.get(key, "any"), key, value, at, depth, dialect,
-                                   max_enum))
+            stack.extend(_children(kinds.get(key, "any"), key, value, (ptr, key), depth,
+                                   dialect, max_enum))
     return dialect
 
 
-def _children(kind: str, key: str, value, at: str, depth: int, dialect: int,
+def _children(kind: str, key: str, value, at: Place, depth: int, dialect: int,
               max_enum: int) -> list:
     """Checks ``value`` as a ``kind``; returns the nodes still to check below it."""
     deeper = depth + 1
@@ -123,7 +121,7 @@ def _children(kind: str, key: str, value, at: str, depth: int, dialect: int,
     if kind == "schema_array":
         if not isinstance(value, list) or not value:
             raise _error(at, "must be a non-empty array of schemas", value)
-        return [(v, f"{at}/{i}", deeper + 1, "schema") for i, v in enumerate(value)]
+        return [(v, (at, i), deeper + 1, "schema") for i, v in enumerate(value)]
     if kind in ("schema_map", "dependencies", "string_arrays", "vocabulary"):
         if not isinstance(value, dict):
             raise _error(at, "must be an object", value)
@@ -131,7 +129,7 @@ def _children(kind: str, key: str, value, at: str, depth: int, dialect: int,
         for k, v in value.items():
             if not isinstance(k, str):
                 raise _error(at, "object keys must be strings", k)
-            where = f"{at}/{pointer_escape(k)}"
+            where = (at, k)
             if kind == "schema_map" or kind == "dependencies" and not isinstance(v, list):
                 out.append((v, where, deeper + 1, "schema"))
             elif kind == "vocabulary":
@@ -145,7 +143,7 @@ def _children(kind: str, key: str, value, at: str, depth: int, dialect: int,
             raise _error(at, "must be an array", value)
         if key == "enum" and len(value) > max_enum:
             raise LimitExceededError(f"enum with {len(value)} values, more than max_enum="
-                                     f"{max_enum} (at {at})")
+                                     f"{max_enum} (at {place_pointer(at)})")
         if kind == "array4":
             if not value:
                 raise _error(at, "must be a non-empty array", value)
@@ -179,7 +177,7 @@ def _children(kind: str, key: str, value, at: str, depth: int, dialect: int,
     return []
 
 
-def _string_array(value, at: str, min_items: int) -> None:
+def _string_array(value, at: Place, min_items: int) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _error(at, "must be an array of strings", value)
     if len(value) < min_items:
@@ -188,7 +186,7 @@ def _string_array(value, at: str, min_items: int) -> None:
         raise _error(at, "must not repeat a string", value)
 
 
-def _types(value, at: str) -> None:
+def _types(value, at: Place) -> None:
     names = value if isinstance(value, list) else [value]
     if isinstance(value, list) and not value:
         raise _error(at, "must name at least one type", value)
@@ -200,7 +198,7 @@ def _types(value, at: str) -> None:
         raise _error(at, "must not repeat a type", value)
 
 
-def _unique(values: list, at: str) -> None:
+def _unique(values: list, at: Place) -> None:
     seen = set()
     for v in values:
         key = _hashable(v)
@@ -231,19 +229,21 @@ def _is_integer(value, dialect: int) -> bool:
         and value.is_integer()
 
 
-def _check_json(value, at: str) -> None:
+def _check_json(value, at: Place) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise _error(at, "must be a finite number (JSON has no NaN or infinity)", value)
     if value is not None and not isinstance(value, (dict, list, str, int, float, bool)):
-        raise GrammarError(f"not a JSON value: a Python {type(value).__name__}", pointer=at)
+        raise GrammarError(f"not a JSON value: a Python {type(value).__name__}",
+                           pointer=place_pointer(at))
     if isinstance(value, dict):
         for k in value:
             if not isinstance(k, str):
                 raise _error(at, "object keys must be strings", k)
 
 
-def _error(at: str, what: str, value) -> GrammarError:
+def _error(at: Place, what: str, value) -> GrammarError:
     shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    return GrammarError(f"invalid schema: {what}, not {shown}", pointer=at)
+    return GrammarError(f"invalid schema: {what}, not {shown}", pointer=place_pointer(at))
+

@@ -6,6 +6,7 @@ be moved around (merged by allOf) without losing what their references mean.
 from __future__ import annotations
 
 import copy
+from typing import Union
 from urllib.parse import unquote, urljoin, urldefrag
 
 from ...errors import UnsupportedSchemaError
@@ -47,32 +48,32 @@ class SchemaIndex:
         if refers:
             self._walk(self.root, self.base, "")
 
-    def _walk(self, s, base: str, ptr: str) -> None:
+    def _walk(self, s, base: str, at: Place) -> None:
         if not isinstance(s, dict):
             return
         sid = s.get("$id", s.get("id") if isinstance(s.get("id"), str) and "$ref" not in s else None)
-        if isinstance(sid, str) and ptr:
+        if isinstance(sid, str) and at:
             if sid.startswith("#"):  # draft-4 style plain-name id
-                self.anchors[urldefrag(base)[0] + sid] = (s, ptr)
+                self.anchors[urldefrag(base)[0] + sid] = (s, place_pointer(at))
             else:
                 base = urldefrag(join(base, sid))[0]
-                self.resources[base] = (s, ptr)
+                self.resources[base] = (s, place_pointer(at))
         for key in ("$anchor", "$dynamicAnchor"):
             if isinstance(s.get(key), str):
-                self.anchors.setdefault(base + "#" + s[key], (s, ptr))
+                self.anchors.setdefault(base + "#" + s[key], (s, place_pointer(at)))
         if isinstance(s.get("$ref"), str):
             s["$ref"] = join(base, s["$ref"])
         for k in _SCHEMA_MAPS:
             if isinstance(s.get(k), dict):
                 for name, sub in s[k].items():
-                    self._walk(sub, base, f"{ptr}/{k}/{pointer_escape(name)}")
+                    self._walk(sub, base, ((at, k), name))
         for k in _SCHEMA_LISTS + ("items",):
             if isinstance(s.get(k), list):
                 for i, sub in enumerate(s[k]):
-                    self._walk(sub, base, f"{ptr}/{k}/{i}")
+                    self._walk(sub, base, ((at, k), i))
         for k in _SCHEMA_ONE:
             if isinstance(s.get(k), (dict, bool)):
-                self._walk(s[k], base, f"{ptr}/{k}")
+                self._walk(s[k], base, (at, k))
 
     def resolve(self, uri: str, pointer: str):
         """The schema a (absolute) $ref names, and its JSON pointer from the root."""
@@ -110,3 +111,17 @@ def may_refer(text: str) -> bool:
 def pointer_escape(name) -> str:
     """``name`` as one JSON-pointer segment (``~`` and ``/`` escaped)."""
     return str(name).replace("~", "~0").replace("/", "~1")
+
+
+# a place in a document: "" (the root) or (parent place, key or index); walks carry places and
+# write a JSON pointer only where one is kept or reported
+Place = Union[str, tuple]
+
+
+def place_pointer(at: Place) -> str:
+    """The JSON pointer of a place."""
+    parts = []
+    while at:
+        at, key = at
+        parts.append(pointer_escape(key))
+    return "".join("/" + p for p in reversed(parts))
