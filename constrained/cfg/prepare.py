@@ -5,16 +5,22 @@ A ``Grammar`` (rules over regular terminals) becomes a ``PreparedGrammar``:
 - terminals ``0 .. n_terminals-1`` with a trimmed byte DFA each (ignore terminals included;
   literal terminals' DFAs are built on first read, see cfg.terminal_dfas);
   nonterminals follow (``n_terminals ..``); alternative 0 is the augmented ``$start -> start``;
-- tail recursion (``X: a X | b``) becomes left recursion with the same language;
+- tail recursion (``X: a X | b``) becomes left recursion with the same language (Earley needs
+  time and items proportional to the repetition count for every step of right recursion, and
+  no two columns of such a repetition are equal, so nothing could be memoized across them);
 - lexemes are never empty: a terminal whose pattern matches the empty string is replaced in the
   rules by an optional symbol (``T`` or nothing) and its DFA no longer accepts the empty string;
 - unproductive alternatives (deriving no text) and unreachable rules are dropped; a grammar whose
   language is empty raises GrammarError; sizes past ``max_rules`` raise LimitExceededError.
+
+The rule passes (reachability, renaming, productivity, numbering) run in C (``cfg/_lower.c``);
+the terminals' automata are built here in between.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,7 +29,7 @@ from ..automata.byte_dfa import dfa_from_arrays
 from ..automata.literal_dfa import literal_alternatives
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
-from ..grammar._analysis import check_defined, derivable
+from . import _lower
 from .terminal_dfas import TerminalDFAs
 
 START = "$start"
@@ -97,15 +103,24 @@ def _at_most(dfa: ByteDFA, bound: int) -> ByteDFA:
                            f"{dfa.pattern} (at most {bound} bytes)")
 
 
-def _small_literal(term, max_dfa_states: int) -> list[bytes] | None:
+def _small_literal(term, max_dfa_states: int) -> tuple[bytes, ...] | None:
     """The texts of ``term`` when it is a set of non-empty literal texts whose automaton surely
     has at most ``max_dfa_states`` states (a trie has at most one state per byte, plus its
     root), else None."""
     if term.exclude or term.automaton is not None:
         return None
-    words = literal_alternatives(term.pattern)
-    ok = bool(words) and all(words) and sum(map(len, words)) < max_dfa_states
-    return words if ok else None
+    words = _literal_words(term.pattern)
+    return words[0] if words is not None and words[1] < max_dfa_states else None
+
+
+@lru_cache(maxsize=4096)
+def _literal_words(pattern: str) -> tuple[tuple[bytes, ...], int] | None:
+    """The non-empty texts of a plainly literal pattern and their total length, else None
+    (punctuation and common names recur in every grammar of a front-end)."""
+    words = literal_alternatives(pattern)
+    if not words or not all(words):
+        return None
+    return tuple(words), sum(map(len, words))
 
 
 def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
@@ -119,41 +134,6 @@ def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
         raise GrammarError(f"terminal {name}: {exc}") from None
     except LimitExceededError as exc:
         raise LimitExceededError(f"terminal {name}: {exc}") from None
-
-
-def _left_recursive_tails(rules: dict[str, list[tuple[str, ...]]]) -> None:
-    """Rewrite tail recursion ``X: a X | b`` into ``X: R b``, ``R: R a | <empty>`` in place.
-
-    Both derive the same terminal strings, and only the language matters to a recognizer (which
-    terminals may come next, whether the text is complete), but Earley needs time and items
-    proportional to the repetition count for every step of right recursion, and no two columns
-    of such a repetition are equal, so nothing could be memoized across positions. Only rules
-    where ``X`` occurs nowhere but at the end of its own alternatives are rewritten.
-    """
-    for name in list(rules):
-        alts = rules[name]
-        for a in alts:
-            if a and a[-1] == name:
-                break
-        else:
-            continue
-        tails = [a[:-1] for a in alts if a and a[-1] == name and len(a) > 1]
-        bases = [a for a in alts if not (a and a[-1] == name)]
-        if not tails or not bases:
-            continue
-        if any(name in a for a in tails) or any(name in a for a in bases):
-            continue
-        rep = f"{name}@rep"
-        while rep in rules:
-            rep += "'"
-        rules[rep] = [()] + [(rep,) + a for a in tails]
-        rules[name] = [(rep,) + b for b in bases]
-
-
-def _nullable(lhs: list[int], rhs: list[tuple[int, ...]], n_terminals: int) -> set[int]:
-    """The nonterminals deriving the empty text (lexemes are never empty, so only
-    alternatives of nonterminals alone can make one nullable)."""
-    return derivable((l, r) for l, r in zip(lhs, rhs) if not r or min(r) >= n_terminals)
 
 
 def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
@@ -170,26 +150,16 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     if both:
         raise GrammarError(f"{next(n for n in rules if n in both)!r} is both a rule and a "
                            "terminal")
-    check_defined(rules, grammar.terminals, grammar.start)
+    indexed = _lower.index(rules, grammar.terminals, grammar.start)
+    if indexed[0] is None:
+        raise GrammarError(f"rule {indexed[1]!r} uses undefined symbol {indexed[2]!r}")
     for name in grammar.ignore:
         if name not in grammar.terminals:
             raise GrammarError(f"ignored terminal {name!r} is not defined")
-
-    # reachable rules and terminals from the start (set operations per rule, not per symbol)
-    reach_rules, reach_terms, todo = {grammar.start}, set(), [grammar.start]
-    rule_names = rules.keys()
-    while todo:
-        new = set().union(*rules[todo.pop()])
-        new -= reach_rules
-        new -= reach_terms
-        if new:
-            found = new & rule_names
-            reach_rules |= found
-            todo.extend(found)
-            reach_terms |= new - found
+    index, reach_terms = indexed
 
     # terminal automata; nullable terminals lose the empty string and become optional
-    term_names = sorted(reach_terms | set(grammar.ignore))
+    term_names = sorted({*reach_terms, *grammar.ignore})
     dfas: dict[str, ByteDFA] = {}
     optional: set[str] = set()
     bound = grammar.max_ignored_whitespace
@@ -213,62 +183,23 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
             optional.add(name)
         dfas[name] = dfa
 
-    # in the grammar's order: front-ends mostly define a rule after the rules it uses, so the
-    # fixpoints below settle in few passes
-    str_rules: dict[str, list[tuple[str, ...]]] = {
-        name: list(map(tuple, alts)) for name, alts in rules.items() if name in reach_rules}
-    if optional:
-        renamed = {name: f"{name}?" for name in optional}
-        for alts in str_rules.values():
-            alts[:] = [tuple(renamed.get(s, s) for s in alt) for alt in alts]
-        for name in sorted(optional):
-            str_rules[renamed[name]] = [(name,), ()]
-
-    _left_recursive_tails(str_rules)
-
-    # productive symbols
-    productive = derivable(((name, a) for name, alts in str_rules.items() for a in alts),
-                           (n for n in term_names if n in literals or dfas[n].initial >= 0))
-    if grammar.start not in productive:
-        raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} derives "
-                           "no text")
-    kept = {name: [a for a in alts if productive.issuperset(a)]
-            for name, alts in str_rules.items() if name in productive}
-    # reachable again after dropping unproductive alternatives
-    live, todo = {grammar.start}, [grammar.start]
-    used_terms: set[str] = set()
-    while todo:
-        new = set().union(*kept[todo.pop()])
-        new -= live
-        if new:
-            live |= new
-            found = new & kept.keys()
-            todo.extend(found)
-            used_terms |= new - found
-    live.difference_update(used_terms)
     ignore_names = [n for n in grammar.ignore if dfas[n].initial >= 0]
-    terminal_names = tuple(sorted(used_terms | set(ignore_names)))
+    status = {n: 3 if n in optional and dfas[n].initial >= 0 else 2 if n in optional else
+              1 if n in literals or dfas[n].initial >= 0 else 0 for n in term_names}
+    lowered = _lower.lower(index, grammar.start, status, ignore_names, START)
+    if lowered is None:
+        raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} "
+                                 "derives no text")
+    terminal_names, nt_names, lhs, rhs, by_lhs, nullable = lowered
     tid = {n: i for i, n in enumerate(terminal_names)}
-    nt_names = (START,) + tuple(sorted(live))
-    nid = {n: len(terminal_names) + i for i, n in enumerate(nt_names)}
-    sym_id = {**tid, **nid}.__getitem__
-
-    lhs: list[int] = [nid[START]]
-    rhs: list[tuple[int, ...]] = [(nid[grammar.start],)]
-    by_lhs: dict[int, tuple[int, ...]] = {nid[START]: (0,)}
-    for name in nt_names[1:]:
-        alts = kept[name]
-        head, first = nid[name], len(lhs)
-        lhs += [head] * len(alts)
-        rhs += [tuple(map(sym_id, alt)) for alt in alts]
-        by_lhs[head] = tuple(range(first, len(lhs)))    # a live rule has alternatives
-    nullable = _nullable(lhs, rhs, len(terminal_names))
+    if bounded:     # a bounded run is kept where no rule uses its terminal
+        used = {s for alt in rhs for s in alt if s < len(terminal_names)}
+        bounded = {n for n in bounded if n in tid and tid[n] not in used}
     return PreparedGrammar(
         terminal_names=terminal_names,
         dfas=TerminalDFAs([dfas.get(n) for n in terminal_names],
                           lambda t: _terminal_dfa(grammar, terminal_names[t], max_dfa_states)),
         words=tuple(single.get(n) for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
-        lhs=tuple(lhs), rhs=tuple(rhs), by_lhs=by_lhs,
-        nullable=frozenset(nullable),
-        bounded_ignore=frozenset(tid[n] for n in bounded if n in tid and n not in used_terms))
+        lhs=lhs, rhs=rhs, by_lhs=by_lhs, nullable=nullable,
+        bounded_ignore=frozenset(tid[n] for n in bounded))
