@@ -12,8 +12,10 @@
  * X@rep a`` where X occurs nowhere else in its alternatives), unproductive alternatives and
  * unreachable rules are dropped, and the rest is numbered: terminals (those used, plus
  * ``ignored``) sorted by name, then ``start_name`` and the live rules sorted by name. Returns
- * (terminal names, nonterminal names, lhs, rhs, by_lhs, nullable nonterminals), or None when
- * ``start`` derives no text. Names, orders and alternatives are those of the Python passes this
+ * (terminal names, nonterminal names, lhs, rhs, by_lhs, nullable nonterminals, packed), or None
+ * when ``start`` derives no text; ``packed`` holds the same alternatives as native int32 bytes
+ * (symbols of all alternatives, each alternative's first symbol and one past the last, each
+ * one's left-hand side) and a nullable flag byte per symbol, as the Earley parser reads them. Names, orders and alternatives are those of the Python passes this
  * replaces, so a prepared grammar does not depend on which ran.
  */
 #define PY_SSIZE_T_CLEAN
@@ -437,6 +439,7 @@ static PyObject *lower(PyObject *self, PyObject *args) {
     if (!x) return NULL;
     Work w = {0};
     Vec order = {0}, todo = {0}, live = {0}, used = {0}, optional = {0};
+    Vec flat = {0}, starts = {0}, heads = {0};       /* the packed alternatives */
     uint8_t *flag = NULL, *prod = NULL;
     int32_t *num = NULL, *rename = NULL, *buf = NULL;
     PyObject *result = NULL, *opt_names = NULL, *t_names = NULL, *n_names = NULL;
@@ -623,6 +626,7 @@ static PyObject *lower(PyObject *self, PyObject *args) {
     if (!lhs || !rhs || !by_lhs) goto done;
     int32_t first[1] = {num[root]};
     Py_ssize_t at = 0, buf_cap = 0;
+    if (vec_push(&starts, 0) < 0) goto done;
     for (Py_ssize_t i = 0; i < n_nt; i++) {
         int32_t head = (int32_t)(n_t + i);
         Vec *alts = i ? &w.rule_alts[id_of(x, PyList_GET_ITEM(n_names, i))] : NULL;
@@ -646,6 +650,17 @@ static PyObject *lower(PyObject *self, PyObject *args) {
                 s = buf;
             }
             PyObject *h = PyLong_FromLong(head), *r = int_tuple(s, len);
+            for (Py_ssize_t j = 0; j < len; j++)
+                if (vec_push(&flat, s[j]) < 0) {
+                    Py_XDECREF(h);
+                    Py_XDECREF(r);
+                    goto done;
+                }
+            if (vec_push(&starts, (int32_t)flat.n) < 0 || vec_push(&heads, head) < 0) {
+                Py_XDECREF(h);
+                Py_XDECREF(r);
+                goto done;
+            }
             if (!h || !r) {
                 Py_XDECREF(h);
                 Py_XDECREF(r);
@@ -684,11 +699,24 @@ static PyObject *lower(PyObject *self, PyObject *args) {
     }
     nullable = PyFrozenSet_New(ns);
     if (!nullable) goto done;
+    PyObject *null_flags = PyBytes_FromStringAndSize(NULL, n_t + n_nt);
+    if (!null_flags) goto done;
+    memset(PyBytes_AS_STRING(null_flags), 0, (size_t)(n_t + n_nt));
+    for (Py_ssize_t i = -1; i < live.n; i++) {
+        int32_t y = i < 0 ? (int32_t)root : live.v[i];
+        if (prod[y]) PyBytes_AS_STRING(null_flags)[i < 0 ? n_t : num[y]] = 1;
+    }
     PyObject *tn = PyList_AsTuple(t_names), *nn = PyList_AsTuple(n_names);
-    if (tn && nn) result = Py_BuildValue("(NNOOOO)", tn, nn, lhs, rhs, by_lhs, nullable);
+    PyObject *packed = Py_BuildValue(
+        "(y#y#y#N)", (const char *)flat.v, (Py_ssize_t)(4 * flat.n), (const char *)starts.v,
+        (Py_ssize_t)(4 * starts.n), (const char *)heads.v, (Py_ssize_t)(4 * heads.n),
+        null_flags);
+    if (tn && nn && packed)
+        result = Py_BuildValue("(NNOOOON)", tn, nn, lhs, rhs, by_lhs, nullable, packed);
     else {
         Py_XDECREF(tn);
         Py_XDECREF(nn);
+        Py_XDECREF(packed);
     }
 done:
     work_free(&w);
@@ -697,6 +725,9 @@ done:
     free(live.v);
     free(used.v);
     free(optional.v);
+    free(flat.v);
+    free(starts.v);
+    free(heads.v);
     free(flag);
     free(prod);
     free(num);
@@ -718,7 +749,7 @@ static PyMethodDef methods[] = {
      "index(rules, terminals, start) -> (capsule, reachable terminal names) | (None, rule, symbol)"},
     {"lower", lower, METH_VARARGS,
      "lower(index, start, status, ignored, start_name) -> (terminal names, nonterminal names, "
-     "lhs, rhs, by_lhs, nullable) | None"},
+     "lhs, rhs, by_lhs, nullable, packed) | None"},
     {NULL, NULL, 0, NULL},
 };
 

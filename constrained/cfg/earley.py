@@ -117,6 +117,18 @@ class Column:
                 f"complete={self.complete})")
 
 
+def _pack(grammar: PreparedGrammar) -> tuple:
+    """The alternatives as the C parser reads them (see PreparedGrammar.packed)."""
+    lengths = np.fromiter(map(len, grammar.rhs), dtype=np.int32, count=len(grammar.rhs))
+    starts = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=starts[1:])
+    flat = np.fromiter(itertools.chain.from_iterable(grammar.rhs), dtype=np.int32,
+                       count=int(starts[-1]))
+    nullable = np.zeros(grammar.n_terminals + len(grammar.nonterminal_names), dtype=np.uint8)
+    nullable[list(grammar.nullable)] = 1
+    return flat, starts, np.array(grammar.lhs, dtype=np.int32), nullable
+
+
 class EarleyParser:
     """Builds and interns Columns for one prepared grammar; thread-safe."""
 
@@ -124,16 +136,13 @@ class EarleyParser:
                  max_advances: int = 100_000) -> None:
         self.grammar = grammar
         self.n_terminals = grammar.n_terminals
-        n_symbols = grammar.n_terminals + len(grammar.nonterminal_names)
-        lengths = np.fromiter(map(len, grammar.rhs), dtype=np.int32, count=len(grammar.rhs))
-        starts = np.zeros(len(lengths) + 1, dtype=np.int32)
-        np.cumsum(lengths, out=starts[1:])
-        flat = np.fromiter(itertools.chain.from_iterable(grammar.rhs), dtype=np.int32,
-                           count=int(starts[-1]))
-        nullable = np.zeros(n_symbols, dtype=np.uint8)
-        nullable[list(grammar.nullable)] = 1
-        self._c_grammar = _c_grammar(flat, starts, np.array(grammar.lhs, dtype=np.int32),
-                                     nullable, grammar.n_terminals)
+        if grammar.packed is not None:
+            flat, starts, lhs, nullable = grammar.packed
+            packed = (np.frombuffer(flat, dtype=np.int32), np.frombuffer(starts, dtype=np.int32),
+                      np.frombuffer(lhs, dtype=np.int32), np.frombuffer(nullable, dtype=np.uint8))
+        else:
+            packed = _pack(grammar)
+        self._c_grammar = _c_grammar(*packed, grammar.n_terminals)
         self.max_interned = max_interned
         # column id << 32 | terminal set id -> next Column or DEAD (an int key: a tuple would be
         # one more object for the garbage collector to track per entry)

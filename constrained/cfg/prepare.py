@@ -51,6 +51,9 @@ class PreparedGrammar:
     bounded_ignore: frozenset[int] = frozenset()
     # per terminal: its one text when it matches exactly one (lexers read it off the text)
     words: tuple[bytes | None, ...] | None = None
+    # the alternatives as native int32 bytes (all symbols, each alternative's bounds in them,
+    # left-hand sides) and a nullable flag byte per symbol, as the Earley parser reads them
+    packed: tuple[bytes, bytes, bytes, bytes] | None = None
 
     @property
     def n_terminals(self) -> int:
@@ -190,7 +193,7 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     if lowered is None:
         raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} "
                                  "derives no text")
-    terminal_names, nt_names, lhs, rhs, by_lhs, nullable = lowered
+    terminal_names, nt_names, lhs, rhs, by_lhs, nullable, packed = lowered
     tid = {n: i for i, n in enumerate(terminal_names)}
     if bounded:     # a bounded run is kept where no rule uses its terminal
         used = {s for alt in rhs for s in alt if s < len(terminal_names)}
@@ -201,5 +204,5 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
                           lambda t: _terminal_dfa(grammar, terminal_names[t], max_dfa_states)),
         words=tuple(single.get(n) for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
-        lhs=lhs, rhs=rhs, by_lhs=by_lhs, nullable=nullable,
+        lhs=lhs, rhs=rhs, by_lhs=by_lhs, nullable=nullable, packed=packed,
         bounded_ignore=frozenset(tid[n] for n in bounded))

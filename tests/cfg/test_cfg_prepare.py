@@ -2,15 +2,18 @@
 rule names, alternatives, numbering and nullable set on random grammars (tail recursion,
 optional and empty terminals, unproductive and unreachable rules, ignored terminals) and on real
 grammars; bad grammars raise typed errors."""
+import dataclasses
 import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from constrained import Grammar
 from constrained.cfg import _lower
 from constrained.automata import regex_difference_dfa
+from constrained.cfg.earley import _pack
 from constrained.cfg.prepare import START, _non_empty_dfa, prepare_grammar
 from constrained.errors import EmptyLanguageError, GrammarError, LimitExceededError
 from constrained.grammar._analysis import derivable
@@ -84,8 +87,19 @@ def lower_reference(rules: dict, start: str, status: dict, ignored: list):
 
 
 def _lowered(rules, start, status, ignored):
+    """The lowering's result without its packed arrays (checked against the tuples here)."""
     index, reach_terms = _lower.index(rules, dict.fromkeys(status), start)
-    return _lower.lower(index, start, status, list(ignored), START), set(reach_terms)
+    got = _lower.lower(index, start, status, list(ignored), START)
+    if got is not None:
+        terminal_names, nt_names, lhs, rhs, _, nullable, packed = got
+        flat, starts, heads, flags = (np.frombuffer(b, dtype=t) for b, t in
+                                      zip(packed, (np.int32, np.int32, np.int32, np.uint8)))
+        assert [tuple(flat[a:b]) for a, b in zip(starts, starts[1:])] == list(rhs)
+        assert tuple(heads) == lhs
+        assert set(np.flatnonzero(flags)) == nullable
+        assert len(flags) == len(terminal_names) + len(nt_names)
+        got = got[:6]
+    return got, set(reach_terms)
 
 
 def _random_grammar(rng: random.Random):
@@ -165,6 +179,9 @@ def test_prepared_grammars_equal_the_reference_on_real_grammars():
         want = lower_reference(g.rules, g.start, status, ignored)
         assert want == (p.terminal_names, p.nonterminal_names, p.lhs, p.rhs, p.by_lhs,
                         p.nullable)
+        unpacked = dataclasses.replace(p, packed=None)
+        assert all(np.array_equal(np.frombuffer(a, dtype=b.dtype), b)
+                   for a, b in zip(p.packed, _pack(unpacked)))
 
 
 def _status_of(g: Grammar, name: str) -> int:
