@@ -56,6 +56,7 @@ static int rehash(Product *p, Py_ssize_t n_slots) {
     if (!slots) return -1;
     memset(slots, 0xff, sizeof(int32_t) * n_slots);
     for (Py_ssize_t s = 1; s < p->n; s++) {   /* state 0 is never looked up */
+        if (p->count[s] == 1) continue;        /* nor are states of one live pair */
         uint64_t h = p->hash[s] & (n_slots - 1);
         while (slots[h] >= 0) h = (h + 1) & (n_slots - 1);
         slots[h] = (int32_t)s;
@@ -181,10 +182,25 @@ static inline const int32_t *reduced_row(const Reduced *t, int32_t j, int32_t q,
     return row;
 }
 
+/* id of the state whose one live pair is (j, q), adding it when new (found by ``single``,
+ * per component state, not by hash: most states of a lexer have one live component); -1
+ * memory error, -2 too many */
+static int64_t intern_single(Product *p, int32_t *single, const int64_t *state_off, int32_t j,
+                             int32_t q, Py_ssize_t r, Py_ssize_t max_states) {
+    int32_t *slot = single + state_off[j] + q;
+    if (*slot >= 0) return *slot;
+    if (p->n >= max_states) return -2;
+    int32_t pair[2] = {j, q};
+    Py_ssize_t s = p->n;
+    if (add_state(p, pair, 1, hash_pairs(pair, 1), r) < 0) return -1;
+    *slot = (int32_t)s;
+    return s;
+}
+
 /* The product of the components' transitions restricted to class representatives (r
  * classes); status 0 ok, -1 memory, -2 too many states. */
 static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ssize_t k,
-                   Py_ssize_t r, Py_ssize_t max_states) {
+                   Py_ssize_t r, Py_ssize_t max_states, int32_t *single) {
     p->cap = 64;
     p->pool_cap = 64 + k;
     p->pool = malloc(sizeof(int32_t) * 2 * p->pool_cap);
@@ -211,6 +227,19 @@ static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ss
     }
     int status = 0;
     for (Py_ssize_t s = 0; s < p->n && status == 0; s++) {
+        if (p->count[s] == 1) {
+            int32_t j = p->pool[2 * p->start[s]], q = p->pool[2 * p->start[s] + 1];
+            const int32_t *row = reduced_row(tables, j, q, r);
+            for (Py_ssize_t c = 0; c < r; c++) {
+                int64_t id = -1;
+                if (row[c] >= 0) {
+                    id = intern_single(p, single, tables->state_off, j, row[c], r, max_states);
+                    if (id < 0) { status = (int)id; break; }
+                }
+                p->ids[s * r + c] = (int32_t)id;
+            }
+            continue;
+        }
         {
             const int32_t *live = p->pool + 2 * p->start[s];
             for (Py_ssize_t i = 0; i < p->count[s]; i++)
@@ -230,7 +259,10 @@ static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ss
                 }
             }
             int64_t id = -1;
-            if (m) {
+            if (m == 1) {
+                id = intern_single(p, single, tables->state_off, tmp[0], tmp[1], r, max_states);
+                if (id < 0) { status = (int)id; break; }
+            } else if (m) {
                 id = intern(p, tmp, m, r, max_states);
                 if (id < 0) { status = (int)id; break; }
             }
@@ -357,6 +389,7 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     int64_t *offsets = malloc(sizeof(int64_t) * (size_t)(k + 1));
     int64_t *acc_off = malloc(sizeof(int64_t) * (size_t)(k + 1));
     uint8_t *accepting = NULL, *ready = NULL;
+    int32_t *single = NULL;     /* per component state: the product state of it alone */
     int32_t *reduced = NULL, *comps = NULL, *acc_class = NULL, *cross = NULL;
     PyObject *b_trans = NULL, *b_comps = NULL, *b_cls = NULL;
     Product p = {0};
@@ -439,9 +472,15 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
         }
     }
     Reduced rt = {reduced, offsets, full, reps, ready, acc_off, word, word_len, cls};
+    single = malloc(sizeof(int32_t) * (size_t)(total_states + 1));
+    if (!single) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(single, 0xff, sizeof(int32_t) * (size_t)(total_states + 1));
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = explore(&p, &rt, init, k, r, max_states);
+    status = explore(&p, &rt, init, k, r, max_states, single);
     Py_END_ALLOW_THREADS
     if (status == -2) {
         result = Py_BuildValue("nOOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
@@ -504,6 +543,7 @@ done:
     free(acc_off);
     free(accepting);
     free(ready);
+    free(single);
     free(reduced);
     free(acc_class);
     free(cross);
