@@ -344,6 +344,29 @@ static PyObject *sorted_names(Index *x, const Vec *ids) {
     return out;
 }
 
+/* Each symbol occurrence of the alternatives of ``rules`` not in ``in_set``: counted per
+ * alternative (``missing``) and per symbol (``wait_start``, shifted by one) when ``waiting`` is
+ * NULL, else written as the alternative waiting for it (``fill``: written per symbol). */
+static void scan_missing(const Work *w, const Vec *rules, const uint8_t *in_set,
+                         int32_t *missing, int32_t *wait_start, int32_t *waiting, int32_t *fill) {
+    for (Py_ssize_t i = 0; i < rules->n; i++) {
+        const Vec *alts = &w->rule_alts[rules->v[i]];
+        for (Py_ssize_t k = 0; k < alts->n; k++) {
+            int32_t a = alts->v[k];
+            const int32_t *s = w->pool.v + w->off.v[a];
+            for (int32_t j = 0; j < w->len.v[a]; j++) {
+                if (in_set[s[j]]) continue;
+                if (waiting) {
+                    waiting[wait_start[s[j]] + fill[s[j]]++] = a;
+                } else {
+                    missing[a]++;
+                    wait_start[s[j] + 1]++;
+                }
+            }
+        }
+    }
+}
+
 /* Adds to ``in_set`` the head of every alternative of ``rules`` all of whose symbols are in it,
  * to the least fixpoint, in time linear in the alternatives: each counts its symbols not yet
  * in, a symbol coming in counts down the alternatives waiting for it. */
@@ -351,46 +374,27 @@ static int derive(Work *w, const Vec *rules, uint8_t *in_set) {
     Py_ssize_t n_alts = w->off.n;
     int32_t *missing = calloc((size_t)n_alts + 1, sizeof(int32_t));
     int32_t *wait_start = calloc((size_t)w->n_syms + 2, sizeof(int32_t));
-    Vec ready = {0};
-    int32_t *waiting = NULL;
-    int rc = -1;
-    if (!missing || !wait_start) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    Py_ssize_t total = 0;
-    for (Py_ssize_t i = 0; i < rules->n; i++) {
-        Vec *alts = &w->rule_alts[rules->v[i]];
-        for (Py_ssize_t k = 0; k < alts->n; k++) {
-            int32_t a = alts->v[k];
-            const int32_t *s = w->pool.v + w->off.v[a];
-            for (int32_t j = 0; j < w->len.v[a]; j++)
-                if (!in_set[s[j]]) {
-                    missing[a]++;
-                    wait_start[s[j] + 1]++;
-                    total++;
-                }
-            if (!missing[a] && vec_push(&ready, w->head.v[a]) < 0) goto out;
-        }
-    }
-    for (Py_ssize_t y = 0; y < w->n_syms; y++) wait_start[y + 1] += wait_start[y];
-    waiting = malloc((size_t)total * sizeof(int32_t) + 1);
     int32_t *fill = calloc((size_t)w->n_syms + 1, sizeof(int32_t));
-    if (!waiting || !fill) {
-        free(fill);
+    int32_t *waiting = NULL;
+    Vec ready = {0};
+    int rc = -1;
+    if (!missing || !wait_start || !fill) {
         PyErr_NoMemory();
         goto out;
     }
-    for (Py_ssize_t i = 0; i < rules->n; i++) {
-        Vec *alts = &w->rule_alts[rules->v[i]];
-        for (Py_ssize_t k = 0; k < alts->n; k++) {
-            int32_t a = alts->v[k];
-            const int32_t *s = w->pool.v + w->off.v[a];
-            for (int32_t j = 0; j < w->len.v[a]; j++)
-                if (!in_set[s[j]]) waiting[wait_start[s[j]] + fill[s[j]]++] = a;
-        }
+    scan_missing(w, rules, in_set, missing, wait_start, NULL, NULL);
+    for (Py_ssize_t y = 0; y < w->n_syms; y++) wait_start[y + 1] += wait_start[y];
+    waiting = malloc((size_t)wait_start[w->n_syms] * sizeof(int32_t) + 1);
+    if (!waiting) {
+        PyErr_NoMemory();
+        goto out;
     }
-    free(fill);
+    scan_missing(w, rules, in_set, missing, wait_start, waiting, fill);
+    for (Py_ssize_t i = 0; i < rules->n; i++) {
+        const Vec *alts = &w->rule_alts[rules->v[i]];
+        for (Py_ssize_t k = 0; k < alts->n; k++)
+            if (!missing[alts->v[k]] && vec_push(&ready, w->head.v[alts->v[k]]) < 0) goto out;
+    }
     while (ready.n) {
         int32_t h = ready.v[--ready.n];
         if (in_set[h]) continue;
@@ -402,6 +406,7 @@ static int derive(Work *w, const Vec *rules, uint8_t *in_set) {
 out:
     free(missing);
     free(wait_start);
+    free(fill);
     free(waiting);
     free(ready.v);
     return rc;

@@ -41,15 +41,23 @@ def _tails_reference(rules: dict) -> None:
         rules[name] = [(rep,) + b for b in bases]
 
 
-def lower_reference(rules: dict, start: str, status: dict, ignored: list):
-    """What _lower.index + _lower.lower compute, one Python pass at a time."""
-    reach, todo = {start}, [start]
+def _reachable(rules: dict, start: str) -> tuple[set, set]:
+    """The rules and the other symbols reachable from ``start``."""
+    reach, other, todo = {start}, set(), [start]
     while todo:
         for alt in rules[todo.pop()]:
             for s in alt:
-                if s in rules and s not in reach:
+                if s not in rules:
+                    other.add(s)
+                elif s not in reach:
                     reach.add(s)
                     todo.append(s)
+    return reach, other
+
+
+def lower_reference(rules: dict, start: str, status: dict, ignored: list):
+    """What _lower.index + _lower.lower compute, one Python pass at a time."""
+    reach, _ = _reachable(rules, start)
     work = {n: [tuple(a) for a in alts] for n, alts in rules.items() if n in reach}
     optional = sorted(n for n, bits in status.items() if bits & 2)
     renamed = {n: f"{n}?" for n in optional}
@@ -127,17 +135,7 @@ def test_lowering_equals_the_reference_on_random_grammars(seed):
         rules, start, status, ignored = _random_grammar(rng)
         got, reach_terms = _lowered(rules, start, status, ignored)
         assert got == lower_reference(rules, start, status, ignored), rules
-        reachable = set()
-        todo, seen = [start], {start}
-        while todo:
-            for alt in rules[todo.pop()]:
-                for s in alt:
-                    if s in rules and s not in seen:
-                        seen.add(s)
-                        todo.append(s)
-                    elif s not in rules:
-                        reachable.add(s)
-        assert reach_terms == reachable
+        assert reach_terms == _reachable(rules, start)[1]
 
 
 def test_made_names_do_not_collide_with_working_rules():
