@@ -16,7 +16,13 @@
  * quote to state ``final``; and the ``fixed`` states those rows lead to. Every state is
  * distinct from every other, so numbering them breadth-first from the first (bytes
  * ascending) is all that minimization would do. Returns (table bytes of int32[k, 256],
- * accepting bytes of uint8[k]). */
+ * accepting bytes of uint8[k]).
+ *
+ * key_except_parts(words): the three regexes keys.py builds "any key but these names" from
+ * (printable ASCII names, sorted and distinct): the trie's paths then a printable character
+ * that leaves it, any of its paths, and its paths ending at a node that is not a name (None
+ * when none does and the root is a name). A chain of nodes with one child and no name ending
+ * is written in one step. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -300,6 +306,213 @@ done:
     return result;
 }
 
+/* --- key_except_parts: the regexes of "any key but these names" (keys.py) --- */
+
+typedef struct {
+    char *s;
+    Py_ssize_t n, cap;
+} Buf;
+
+static int buf_add(Buf *b, const char *x, Py_ssize_t n) {
+    if (b->n + n + 1 > b->cap) {
+        Py_ssize_t cap = (b->n + n + 1) * 2 + 64;
+        char *s = realloc(b->s, (size_t)cap);
+        if (!s) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, x, (size_t)n);
+    b->n += n;
+    return 0;
+}
+
+static int buf_str(Buf *b, const char *x) { return buf_add(b, x, (Py_ssize_t)strlen(x)); }
+
+static int buf_buf(Buf *b, const Buf *x) { return buf_add(b, x->s, x->n); }
+
+/* a character as a regex literal (keys._lit) */
+static int buf_lit(Buf *b, uint8_t c) {
+    char out[2] = {'\\', (char)c};
+    return strchr(".^$*+?()[]{}|\\-", c) && c ? buf_add(b, out, 2) : buf_add(b, out + 1, 1);
+}
+
+/* a character inside a class (chars._cls_char, printable ASCII) */
+static int buf_cls(Buf *b, int c) {
+    char out[2] = {'\\', (char)c};
+    return strchr("\\]^-[", c) ? buf_add(b, out, 2) : buf_add(b, out + 1, 1);
+}
+
+/* the class of printable ASCII but ``taken``, '"' and '\\' (keys._printable_except, written
+ * as chars.char_class writes it) */
+static int printable_except(Buf *b, const uint8_t *taken, Py_ssize_t n_taken) {
+    uint8_t in[128] = {0};
+    for (int c = 0x20; c < 0x7F; c++) in[c] = 1;
+    in['"'] = in['\\'] = 0;
+    for (Py_ssize_t i = 0; i < n_taken; i++)
+        if (taken[i] < 128) in[taken[i]] = 0;
+    int lo[128], hi[128], n = 0;
+    for (int c = 0x20; c < 0x7F; c++) {
+        if (!in[c]) continue;
+        if (n && hi[n - 1] == c - 1) {
+            hi[n - 1] = c;
+        } else {
+            lo[n] = hi[n] = c;
+            n++;
+        }
+    }
+    if (n == 1 && lo[0] == hi[0]) {
+        char out[2] = {'\\', (char)lo[0]};
+        return strchr(".$*+?()|{}/", lo[0]) ? buf_add(b, out, 2) : buf_cls(b, lo[0]);
+    }
+    if (buf_str(b, "[") < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (buf_cls(b, lo[i]) < 0) return -1;
+        if (lo[i] == hi[i]) continue;
+        if (hi[i] > lo[i] + 1 && buf_str(b, "-") < 0) return -1;
+        if (buf_cls(b, hi[i]) < 0) return -1;
+    }
+    return buf_str(b, "]");
+}
+
+/* The three regexes of the trie of words[lo:hi) below their common prefix of ``depth`` bytes
+ * (keys._trie_parts): d, the paths then a printable character leaving the trie; p, any path
+ * (possibly empty); e, the paths ending at a node that is no name (*e_none: none, and this
+ * node is a name). */
+#define MAX_TRIE_LEVELS 4000      /* nested branching nodes (one C frame each) */
+
+static int trie_parts(const uint8_t *const *w, const Py_ssize_t *len, Py_ssize_t lo,
+                      Py_ssize_t hi, Py_ssize_t depth, Buf *d, Buf *p, Buf *e, int *e_none,
+                      int level) {
+    Buf chain = {0}, cd = {0}, cp = {0}, ce = {0}, pd = {0}, pp = {0}, pe = {0};
+    int rc = -1;
+    if (level > MAX_TRIE_LEVELS) {
+        PyErr_SetString(PyExc_RecursionError, "key_except_parts: names nest too deeply");
+        return -1;
+    }
+    /* a chain of nodes with one child and no name ending */
+    while (lo < hi && len[lo] > depth && w[lo][depth] == w[hi - 1][depth]) {
+        if (buf_add(&chain, (const char *)&w[lo][depth], 1) < 0) goto out;
+        depth++;
+    }
+    int ends_here = lo < hi && len[lo] == depth;
+    Py_ssize_t first = lo + ends_here;
+    uint8_t children[256] = {0};
+    Py_ssize_t n_children = 0;
+    for (Py_ssize_t i = first; i < hi; i++)
+        if (!n_children || children[n_children - 1] != w[i][depth])
+            children[n_children++] = w[i][depth];
+    /* diverge: (?:[other]|c d_c|...), paths: (?:c p_c|...)?, ends: (?:c e_c|...) */
+    if (n_children && buf_str(&cd, "(?:") < 0) goto out;
+    if (printable_except(&cd, children, n_children) < 0) goto out;
+    int n_ends = 0;
+    Py_ssize_t i = first;
+    for (Py_ssize_t k = 0; k < n_children; k++) {
+        Py_ssize_t j = i;
+        while (j < hi && w[j][depth] == children[k]) j++;
+        pd.n = pp.n = pe.n = 0;
+        int none = 0;
+        if (trie_parts(w, len, i, j, depth + 1, &pd, &pp, &pe, &none, level + 1) < 0)
+            goto out;
+        if (buf_str(&cd, "|") < 0 || buf_lit(&cd, children[k]) < 0 || buf_buf(&cd, &pd) < 0)
+            goto out;
+        if (buf_str(&cp, k ? "|" : "(?:") < 0 || buf_lit(&cp, children[k]) < 0 ||
+            buf_buf(&cp, &pp) < 0) goto out;
+        if (!none) {
+            if (buf_str(&ce, n_ends ? "|" : "(?:") < 0 || buf_lit(&ce, children[k]) < 0 ||
+                buf_buf(&ce, &pe) < 0) goto out;
+            n_ends++;
+        }
+        i = j;
+    }
+    if (n_children && buf_str(&cd, ")") < 0) goto out;
+    if (n_children && buf_str(&cp, ")?") < 0) goto out;
+    int none = 0;
+    if (n_ends && buf_str(&ce, ends_here ? ")" : ")?") < 0) goto out;
+    if (!n_ends && ends_here) none = 1;
+    /* each chain node: diverge (?:[other]|c<below>), paths (?:c<below>)?, ends (?:c<below>)? */
+    Py_ssize_t k = chain.n;
+    for (Py_ssize_t c = 0; c < k; c++) {
+        uint8_t ch = (uint8_t)chain.s[c];
+        if (buf_str(d, "(?:") < 0 || printable_except(d, &ch, 1) < 0 || buf_str(d, "|") < 0 ||
+            buf_lit(d, ch) < 0) goto out;
+        if (buf_str(p, "(?:") < 0 || buf_lit(p, ch) < 0) goto out;
+    }
+    if (buf_buf(d, &cd) < 0 || buf_buf(p, &cp) < 0) goto out;
+    for (Py_ssize_t c = 0; c < k; c++)
+        if (buf_str(d, ")") < 0 || buf_str(p, ")?") < 0) goto out;
+    /* the innermost chain node has no ending below when e is none; the others have it */
+    Py_ssize_t ke = none && k ? k - 1 : k;
+    for (Py_ssize_t c = 0; c < ke; c++)
+        if (buf_str(e, "(?:") < 0 || buf_lit(e, (uint8_t)chain.s[c]) < 0) goto out;
+    if (buf_buf(e, &ce) < 0) goto out;
+    for (Py_ssize_t c = 0; c < ke; c++)
+        if (buf_str(e, ")?") < 0) goto out;
+    *e_none = none && !k;
+    rc = 0;
+out:
+    free(chain.s); free(cd.s); free(cp.s); free(ce.s); free(pd.s); free(pp.s); free(pe.s);
+    return rc;
+}
+
+static PyObject *key_except_parts(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *words_obj;
+    if (!PyArg_ParseTuple(args, "O", &words_obj)) return NULL;
+    PyObject *seq = PySequence_Fast(words_obj, "key_except_parts: words must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const uint8_t **w = malloc(sizeof(uint8_t *) * (size_t)(n + 1));
+    Py_ssize_t *len = malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    Buf d = {0}, p = {0}, e = {0};
+    PyObject *result = NULL;
+    if (!w || !len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyBytes_Check(o)) {
+            PyErr_SetString(PyExc_TypeError, "key_except_parts: words must be bytes");
+            goto done;
+        }
+        w[i] = (const uint8_t *)PyBytes_AS_STRING(o);
+        len[i] = PyBytes_GET_SIZE(o);
+        for (Py_ssize_t j = 0; j < len[i]; j++)
+            if (w[i][j] < 0x20 || w[i][j] >= 0x7F || w[i][j] == '"' || w[i][j] == '\\') {
+                PyErr_SetString(PyExc_ValueError, "key_except_parts: printable ASCII names "
+                                "without quotes or backslashes only");
+                goto done;
+            }
+        if (i && (len[i - 1] > len[i] ? memcmp(w[i - 1], w[i], (size_t)len[i]) >= 0
+                  : memcmp(w[i - 1], w[i], (size_t)len[i - 1]) > 0 ||
+                    (len[i - 1] == len[i] && memcmp(w[i - 1], w[i], (size_t)len[i]) == 0))) {
+            PyErr_SetString(PyExc_ValueError, "key_except_parts: words must be sorted and "
+                            "distinct");
+            goto done;
+        }
+    }
+    int none = 0;
+    if (trie_parts(w, len, 0, n, 0, &d, &p, &e, &none, 0) < 0) goto done;
+    PyObject *od = PyUnicode_DecodeASCII(d.s ? d.s : "", d.n, NULL);
+    PyObject *op = PyUnicode_DecodeASCII(p.s ? p.s : "", p.n, NULL);
+    PyObject *oe = none ? Py_NewRef(Py_None) : PyUnicode_DecodeASCII(e.s ? e.s : "", e.n, NULL);
+    if (od && op && oe) result = PyTuple_Pack(3, od, op, oe);
+    Py_XDECREF(od);
+    Py_XDECREF(op);
+    Py_XDECREF(oe);
+done:
+    free(w);
+    free(len);
+    free(d.s);
+    free(p.s);
+    free(e.s);
+    Py_DECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"minimal_trie", minimal_trie, METH_VARARGS,
      "minimal_trie(words: sorted distinct bytes, max_nodes) -> (source, byte, target: bytes of "
@@ -309,6 +522,9 @@ static PyMethodDef methods[] = {
      "key_except_table(words: sorted distinct bytes, fixed int32[f, 256], fixed_accepting "
      "uint8[f], template int32[256], final) -> (table bytes of int32[k, 256], accepting bytes "
      "of uint8[k]), numbered canonically (see _tries.c)"},
+    {"key_except_parts", key_except_parts, METH_VARARGS,
+     "key_except_parts(words: sorted distinct bytes of printable ASCII) -> (diverge, paths, "
+     "ends or None): the regexes of the names' trie keys.py assembles (see _tries.c)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tries",

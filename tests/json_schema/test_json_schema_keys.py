@@ -1,5 +1,6 @@
 """Keys other than the declared names: the automaton built from the names' trie is exactly the
-DFA the regex pipeline builds from ``key_except``'s regex."""
+DFA the regex pipeline builds from ``key_except``'s regex, and the regex's parts built in C are
+those of a Python reference."""
 import json
 import random
 
@@ -10,7 +11,9 @@ from constrained import Grammar
 from constrained.automata.byte_dfa import _build_general
 from constrained.cfg.prepare import prepare_grammar
 from constrained.errors import LimitExceededError
-from constrained.grammar.json_schema.keys import key_except, key_except_automaton
+from constrained.automata._tries import key_except_parts
+from constrained.grammar.json_schema.chars import char_class, complement, intersect
+from constrained.grammar.json_schema.keys import _trie, key_except, key_except_automaton
 
 NAME_SETS = [[], [""], ["a"], ["a", "ab", "b"], ["name", "age", "tags"], ["", "x y", "~!"],
              ["id", "items", "note", "paid"], ["a-b.c", "a_b", "A B", "[x]", "{y}", "1", "10"]]
@@ -58,3 +61,68 @@ def test_a_directly_built_automaton_respects_the_state_limit():
                                                for i in range(40)}}
     with pytest.raises(LimitExceededError):
         prepare_grammar(Grammar.from_json_schema(schema), max_dfa_states=20)
+
+
+def _printable_except_reference(children) -> str:
+    taken = [(ord(c), ord(c)) for c in children] + [(0x22, 0x22), (0x5C, 0x5C)]
+    return char_class(intersect(complement(taken), ((0x20, 0x7E),)))
+
+
+def _lit(ch: str) -> str:
+    return "\\" + ch if ch in ".^$*+?()[]{}|\\-" else ch
+
+
+def _trie_parts_reference(node: dict):
+    """The three regexes of a names' trie, one Python call per branching node."""
+    chain = []
+    while None not in node and len(node) == 1:
+        (c, below), = node.items()
+        chain.append(c)
+        node = below
+    children = sorted(c for c in node if c is not None)
+    diverge, paths, ends = [_printable_except_reference(children)], [], []
+    for c in children:
+        d, p, e = _trie_parts_reference(node[c])
+        diverge.append(_lit(c) + d)
+        paths.append(_lit(c) + p)
+        if e is not None:
+            ends.append(_lit(c) + e)
+    d = diverge[0] if len(diverge) == 1 else "(?:" + "|".join(diverge) + ")"
+    p = "(?:" + "|".join(paths) + ")?" if paths else ""
+    if None in node:
+        e = "(?:" + "|".join(ends) + ")" if ends else None
+    else:
+        e = "(?:" + "|".join(ends) + ")?" if ends else ""
+    if not chain:
+        return d, p, e
+    lits = [_lit(c) for c in chain]
+    k = len(chain)
+    d = "".join(["(?:" + _printable_except_reference((c,)) + "|" + lit
+                 for c, lit in zip(chain, lits)] + [d, ")" * k])
+    p = "".join(["(?:" + lit for lit in lits] + [p, ")?" * k])
+    if e is None:
+        lits, e, k = lits[:-1], "", k - 1
+    e = "".join(["(?:" + lit for lit in lits] + [e, ")?" * k])
+    return d, p, e
+
+
+def test_trie_regexes_equal_the_reference():
+    printable = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) not in '"\\')
+    rng = random.Random(11)
+    sets = [tuple(n) for n in NAME_SETS] + [tuple(printable)]
+    for _ in range(2000):
+        pool = rng.choice([printable, "ab", "abc-]^[.", "a", "x/-"])
+        sets.append(tuple({"".join(rng.choice(pool) for _ in range(rng.randint(0, 6)))
+                           for _ in range(rng.choice([0, 1, 2, 3, 5, 8, 20]))}))
+    for names in sets:
+        want = _trie_parts_reference(_trie(names))
+        assert key_except_parts(sorted({n.encode() for n in names})) == want, names
+
+
+def test_trie_regexes_refuse_bad_names_and_deep_tries():
+    with pytest.raises(ValueError):
+        key_except_parts([b'a"b'])
+    with pytest.raises(ValueError):
+        key_except_parts([b"b", b"a"])
+    with pytest.raises(RecursionError):
+        key_except_parts([b"a" * i for i in range(1, 6000)])

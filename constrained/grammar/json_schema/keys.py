@@ -13,8 +13,8 @@ import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
 from ...automata._dfa_tables import minimize_table
-from ...automata._tries import key_except_table
-from .chars import ANY_CHAR, char_class, complement, intersect, json_char, literal_char, literal_string
+from ...automata._tries import key_except_parts, key_except_table
+from .chars import ANY_CHAR, complement, json_char, literal_char, literal_string
 
 
 def key_literal(name: str) -> str:
@@ -122,68 +122,14 @@ def _trie(names) -> dict:
 
 def _ascii_key_except(names) -> str:
     """Small form for printable-ASCII names: one shared tail after the point of divergence."""
-    trie = _trie(names)
     # leaving the trie on a printable ASCII character happens inside it; on an escape or a
     # non-ASCII character it shares one branch, which keeps the DFA about the trie's size
-    diverge, paths, ends = _trie_parts(trie)
+    diverge, paths, ends = key_except_parts(sorted({n.encode("ascii") for n in names}))
     parts = [diverge + ANY_CHAR + "*",
              paths + "(?:\\\\" + _ESC_REST + "|[^\\x00-\\x7e])" + ANY_CHAR + "*"]
     if ends is not None:
         parts.append(ends)
     return '"(?:' + "|".join(parts) + ')"'
-
-
-def _lit(ch: str) -> str:
-    return "\\" + ch if ch in ".^$*+?()[]{}|\\-" else ch
-
-
-def _trie_parts(node: dict) -> tuple[str, str, str | None]:
-    """Three regexes of the trie below ``node``, built in one pass: its paths followed by a
-    printable character that leaves the trie; any of its paths (possibly empty); its paths
-    ending at a node that is not a declared name (None when there are none and ``node``
-    is a name). A chain of nodes with one child and no name ending (most of a name's
-    characters) is written in one step, not a call per character."""
-    chain = []
-    while None not in node and len(node) == 1:
-        (c, below), = node.items()
-        chain.append(c)
-        node = below
-    children = sorted(c for c in node if c is not None)
-    diverge = [_printable_except(tuple(children))]
-    paths = []
-    ends = []
-    for c in children:
-        lit = _lit(c)
-        d, p, e = _trie_parts(node[c])
-        diverge.append(lit + d)
-        paths.append(lit + p)
-        if e is not None:
-            ends.append(lit + e)
-    d = diverge[0] if len(diverge) == 1 else "(?:" + "|".join(diverge) + ")"
-    p = "(?:" + "|".join(paths) + ")?" if paths else ""
-    if None in node:
-        e = "(?:" + "|".join(ends) + ")" if ends else None
-    else:
-        e = "(?:" + "|".join(ends) + ")?" if ends else ""
-    if not chain:
-        return d, p, e
-    # each chain node: diverge (?:[other]|c<below>), paths (?:c<below>)?, ends (?:c<below>)?
-    lits = [_lit(c) for c in chain]
-    k = len(chain)
-    d = "".join(["(?:" + _printable_except((c,)) + "|" + lit for c, lit in zip(chain, lits)]
-                + [d, ")" * k])
-    p = "".join(["(?:" + lit for lit in lits] + [p, ")?" * k])
-    if e is None:       # the innermost chain node has no ending below; the others have it
-        lits, e, k = lits[:-1], "", k - 1
-    e = "".join(["(?:" + lit for lit in lits] + [e, ")?" * k])
-    return d, p, e
-
-
-@lru_cache(maxsize=4096)
-def _printable_except(children: tuple[str, ...]) -> str:
-    """A class of the printable ASCII characters other than ``children``, '"' and '\\'."""
-    taken = [(ord(c), ord(c)) for c in children] + [(0x22, 0x22), (0x5C, 0x5C)]
-    return char_class(intersect(complement(taken), ((0x20, 0x7E),)))
 
 
 def _general_key_except(names) -> str:

@@ -36,6 +36,7 @@ class _Extra:
     schema: object
     ptr: str
     pattern: str | None = None      # the patternProperties pattern (None: additional keys)
+    unbounded: bool = False         # infinitely many keys, known without reading the automaton
 
 
 def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
@@ -460,8 +461,11 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled,
     else:
         key, exclude = key_except(declared), ()
         automaton = key_except_automaton(declared, key)
+    # any key but finitely many names (and no pattern's keys) is infinitely many keys
+    unbounded = names_schema is True and not excluded
     out.append(_Extra(b.terminal(key, "XKEY", tuple(dict.fromkeys(tuple(excluded) + exclude)),
-                                 automaton), piece, additional, ptr + "/additionalProperties"))
+                                 automaton), piece, additional, ptr + "/additionalProperties",
+                      unbounded=unbounded))
     return out
 
 
@@ -507,8 +511,11 @@ def _extra_key_count(cv, extras: list[_Extra], ptr: str) -> int | None:
     case: any key but the declared ones). Finitely many keys run out, so the grammar counts
     extra members up to their number; past _MAX_EXTRA_KEYS it counts to that bound, which
     then caps the extra members of one object (documented on SchemaOptions)."""
-    # the automata built already first: any key but the declared ones (infinitely many)
-    # answers without reading the patterns' regexes
-    terms = sorted((cv.b.terminals[e.key] for e in extras), key=lambda t: t.automaton is None)
+    if any(e.unbounded for e in extras):
+        return None
+    # the cheapest languages first (one infinite language answers): automata built already,
+    # then regexes, then differences of languages
+    terms = sorted((cv.b.terminals[e.key] for e in extras),
+                   key=lambda t: (bool(t.exclude), t.automaton is None))
     return count_json_strings((language_dfa(t.pattern, t.exclude, t.automaton) for t in terms),
                               _MAX_EXTRA_KEYS)
