@@ -234,7 +234,7 @@ static PyObject *key_except_table(PyObject *self, PyObject *args) {
     int got = 0;
     for (; got < 3; got++)
         if (PyObject_GetBuffer(objs[got], &v[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) break;
-    PyObject *seq = NULL, *result = NULL;
+    PyObject *seq = NULL, *result = NULL, *table = NULL;
     Trie t = {0};
     int32_t *ids = NULL, *order = NULL, *out = NULL;
     uint8_t *acc = NULL;
@@ -257,9 +257,12 @@ static PyObject *key_except_table(PyObject *self, PyObject *args) {
     Py_ssize_t n = f + 1 + t.n_states;
     ids = malloc(sizeof(int32_t) * (n + 1));     /* ids[q + 1]: state q's number; ids[0] = -1 */
     order = malloc(sizeof(int32_t) * n);
-    out = malloc(sizeof(int32_t) * 256 * n);
     acc = malloc(n);
-    if (!ids || !order || !out || !acc) {
+    /* the rows are written in place into the table returned (cut to the states reached) */
+    table = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizeof(int32_t) * 256 * n);
+    if (!table) goto done;
+    out = (int32_t *)PyBytes_AS_STRING(table);
+    if (!ids || !order || !acc) {
         PyErr_NoMemory();
         goto done;
     }
@@ -292,15 +295,16 @@ static PyObject *key_except_table(PyObject *self, PyObject *args) {
         acc[i] = s < f ? ((const uint8_t *)v[1].buf)[s] != 0 : 0;
         for (int b = 0; b < 256; b++) row[b] = ids[row[b] + 1];
     }
-    result = Py_BuildValue("(y#y#)", (const char *)out, (Py_ssize_t)(4 * 256 * k),
-                           (const char *)acc, (Py_ssize_t)k);
+    if (_PyBytes_Resize(&table, (Py_ssize_t)(4 * 256 * k)) < 0) goto done;
+    result = Py_BuildValue("(Oy#)", table, (const char *)acc, (Py_ssize_t)k);
     goto done;
 outside:
     PyErr_SetString(PyExc_ValueError, "key_except_table: a transition leads outside the "
                     "fixed states");
 done:
     trie_free(&t);
-    free(ids); free(order); free(out); free(acc);
+    free(ids); free(order); free(acc);
+    Py_XDECREF(table);
     Py_XDECREF(seq);
     while (got--) PyBuffer_Release(&v[got]);
     return result;

@@ -19,12 +19,13 @@ from .chars import ANY_CHAR
 
 _SHAPE = re.compile('(")?' + re.escape(ANY_CHAR) + r'\{(\d+)(?:(,)(\d*))?\}(")?')
 _QUOTE = ord('"')
+_ENDS = ("}", '}"')          # how every pattern _SHAPE matches ends (a cheap first test)
 
 
 def counted_string_automaton(pattern: str) -> ByteDFA | None:
     """The DFA of ``pattern`` when it is ``CHAR{lo,hi}`` with optional quotes around it (as
     the converter writes counted strings and their chunks); None for any other pattern."""
-    m = _SHAPE.fullmatch(pattern)
+    m = _SHAPE.fullmatch(pattern) if pattern.endswith(_ENDS) else None
     if m is None:
         return None
     lo = int(m.group(2))
