@@ -18,6 +18,7 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_ONE = ("additionalProperties", "additionalItems", "items", "contains", "not", "if",
                "then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems",
                "contentSchema")
+_CHILD_KEYWORDS = frozenset(_SCHEMA_MAPS + _SCHEMA_LISTS + _SCHEMA_ONE)
 
 
 def join(base: str, ref: str) -> str:
@@ -63,6 +64,8 @@ class SchemaIndex:
                 self.anchors.setdefault(base + "#" + s[key], (s, place_pointer(at)))
         if isinstance(s.get("$ref"), str):
             s["$ref"] = join(base, s["$ref"])
+        if s.keys().isdisjoint(_CHILD_KEYWORDS):        # a leaf (most subschemas)
+            return
         for k in _SCHEMA_MAPS:
             if isinstance(s.get(k), dict):
                 for name, sub in s[k].items():
