@@ -13,7 +13,7 @@ from constrained.cfg.prepare import prepare_grammar
 from constrained.errors import LimitExceededError
 from constrained.automata._tries import key_except_parts
 from constrained.grammar.json_schema.chars import char_class, complement, intersect
-from constrained.grammar.json_schema.keys import _trie, key_except, key_except_automaton
+from constrained.grammar.json_schema.keys import _plain_ascii, _trie, key_except, key_except_automaton
 
 NAME_SETS = [[], [""], ["a"], ["a", "ab", "b"], ["name", "age", "tags"], ["", "x y", "~!"],
              ["id", "items", "note", "paid"], ["a-b.c", "a_b", "A B", "[x]", "{y}", "1", "10"]]
@@ -126,3 +126,13 @@ def test_trie_regexes_refuse_bad_names_and_deep_tries():
         key_except_parts([b"b", b"a"])
     with pytest.raises(RecursionError):
         key_except_parts([b"a" * i for i in range(1, 6000)])
+
+
+def test_plain_ascii_names_are_printable_ascii_without_quote_backslash_or_slash():
+    rng = random.Random(3)
+    chars = [chr(c) for c in range(0x90)] + ["é", "中", "\ud800", "😀"]
+    for _ in range(5000):
+        names = ["".join(rng.choice(chars) for _ in range(rng.randint(0, 4)))
+                 for _ in range(rng.randint(0, 3))]
+        want = all(0x20 <= ord(c) < 0x7F and c not in '"\\/' for n in names for c in n)
+        assert _plain_ascii(names) == want, names

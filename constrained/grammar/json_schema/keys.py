@@ -7,6 +7,7 @@ took most of a typical schema's compile time.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import numpy as np
@@ -40,8 +41,12 @@ def _key_except(names: tuple[str, ...]) -> str:
     return _general_key_except(names)
 
 
+_NOT_PLAIN = re.compile(r'[^\x20-\x7e]|["\\/]')
+
+
 def _plain_ascii(names) -> bool:
-    return all(0x20 <= ord(c) < 0x7F and c not in '"\\/' for n in names for c in n)
+    """Every name is printable ASCII without quotes, backslashes or slashes."""
+    return not any(_NOT_PLAIN.search(n) for n in names)
 
 
 def key_except_automaton(names, pattern: str) -> ByteDFA | None:

@@ -102,8 +102,14 @@ def check_schema(schema, *, max_depth: int, max_enum: int) -> int:
         for key, value in node.items():
             if not isinstance(key, str):
                 raise _error(ptr, "object keys must be strings", key)
-            stack.extend(_children(kinds.get(key, "any"), key, value, (ptr, key), depth,
-                                   dialect, max_enum))
+            kind = kinds.get(key, "any")
+            if kind == "string":            # the commonest kinds, without a call
+                if isinstance(value, str):
+                    continue
+            elif kind in _SCHEMA_KINDS:
+                stack.append((value, (ptr, key), depth + 1, kind))
+                continue
+            stack.extend(_children(kind, key, value, (ptr, key), depth, dialect, max_enum))
     return dialect
 
 
