@@ -15,8 +15,9 @@
  * (terminal names, nonterminal names, lhs, rhs, by_lhs, nullable nonterminals, packed), or None
  * when ``start`` derives no text; ``packed`` holds the same alternatives as native int32 bytes
  * (symbols of all alternatives, each alternative's first symbol and one past the last, each
- * one's left-hand side) and a nullable flag byte per symbol, as the Earley parser reads them. Names, orders and alternatives are those of the Python passes this
- * replaces, so a prepared grammar does not depend on which ran.
+ * one's left-hand side) and a nullable flag byte per symbol, as the Earley parser reads them.
+ * Names, orders and alternatives are those of the plain Python passes the tests keep as the
+ * reference (tests/cfg/test_cfg_prepare.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
