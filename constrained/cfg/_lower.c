@@ -6,7 +6,7 @@
  * neither a rule nor a key of ``terminals``.
  *
  * lower(capsule, start, status, ignored, start_name) then works on the rules reachable from
- * ``start`` with ``status`` (terminal name -> bits: 1 its language is not empty, 2 it matches
+ * ``start`` (the start given to index()) with ``status`` (terminal name -> bits: 1 its language is not empty, 2 it matches
  * the empty text, so it is replaced by an optional rule ``name?``: ``name | <empty>``):
  * tail recursion becomes left recursion (``X: a X | b`` -> ``X: X@rep b``, ``X@rep: <empty> |
  * X@rep a`` where X occurs nowhere else in its alternatives), unproductive alternatives and
@@ -53,6 +53,8 @@ typedef struct {
     PyObject *names;        /* list: id -> name */
     Py_ssize_t n_rules;
     Vec rule_start, alt_start, syms;
+    Py_ssize_t root;        /* the start rule */
+    uint8_t *reached;       /* per symbol read: reachable from the start */
 } Index;
 
 static void index_free(PyObject *capsule) {
@@ -63,6 +65,7 @@ static void index_free(PyObject *capsule) {
     free(x->rule_start.v);
     free(x->alt_start.v);
     free(x->syms.v);
+    free(x->reached);
     free(x);
 }
 
@@ -91,7 +94,6 @@ static PyObject *index_rules(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *result = NULL;
-    uint8_t *reached = NULL;
     Vec todo = {0};
     x->ids = PyDict_New();
     x->names = PyList_New(0);
@@ -147,7 +149,7 @@ static PyObject *index_rules(PyObject *self, PyObject *args) {
 
     /* terminals reachable from the start */
     Py_ssize_t n_syms = PyList_GET_SIZE(x->names);
-    reached = calloc((size_t)n_syms + 1, 1);
+    uint8_t *reached = x->reached = calloc((size_t)n_syms + 1, 1);
     if (!reached) {
         PyErr_NoMemory();
         goto done;
@@ -162,6 +164,7 @@ static PyObject *index_rules(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_KeyError, "start is not a rule");
         goto done;
     }
+    x->root = root;
     reached[root] = 1;
     if (vec_push(&todo, (int32_t)root) < 0) goto done;
     PyObject *terms = PyList_New(0);
@@ -186,7 +189,6 @@ static PyObject *index_rules(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("(ON)", capsule, terms);
 done:
-    free(reached);
     free(todo.v);
     Py_DECREF(capsule);
     return result;
@@ -446,7 +448,7 @@ static PyObject *lower(PyObject *self, PyObject *args) {
     Work w = {0};
     Vec order = {0}, todo = {0}, live = {0}, used = {0}, optional = {0};
     Vec flat = {0}, starts = {0}, heads = {0};       /* the packed alternatives */
-    uint8_t *flag = NULL, *prod = NULL;
+    uint8_t *prod = NULL;
     int32_t *num = NULL, *rename = NULL, *buf = NULL;
     PyObject *result = NULL, *opt_names = NULL, *t_names = NULL, *n_names = NULL;
     PyObject *lhs = NULL, *rhs = NULL, *by_lhs = NULL, *nullable = NULL, *ns = NULL;
@@ -486,25 +488,13 @@ static PyObject *lower(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n_named; i++) rename[i] = (int32_t)i;
     for (Py_ssize_t i = 0; i < optional.n; i += 2) rename[optional.v[i + 1]] = optional.v[i];
 
-    /* the rules reachable from the start, in the grammar's order, optional terminals renamed */
-    flag = calloc((size_t)x->n_rules + 1, 1);
-    if (!flag) {
-        PyErr_NoMemory();
+    /* the rules reachable from the start (found by index()), in the grammar's order, optional
+     * terminals renamed */
+    if (root != x->root) {
+        PyErr_SetString(PyExc_ValueError, "lower: start is not the start given to index()");
         goto done;
     }
-    flag[root] = 1;
-    if (vec_push(&todo, (int32_t)root) < 0) goto done;
-    while (todo.n) {
-        int32_t r = todo.v[--todo.n];
-        for (int32_t k = x->alt_start.v[x->rule_start.v[r]];
-             k < x->alt_start.v[x->rule_start.v[r + 1]]; k++) {
-            int32_t y = x->syms.v[k];
-            if (y < x->n_rules && !flag[y]) {
-                flag[y] = 1;
-                if (vec_push(&todo, y) < 0) goto done;
-            }
-        }
-    }
+    const uint8_t *flag = x->reached;
     for (int32_t r = 0; r < x->n_rules; r++) {
         if (!flag[r]) continue;
         if (vec_push(&order, r) < 0) goto done;
@@ -734,7 +724,6 @@ done:
     free(flat.v);
     free(starts.v);
     free(heads.v);
-    free(flag);
     free(prod);
     free(num);
     free(rename);

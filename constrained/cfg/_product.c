@@ -192,7 +192,7 @@ static int64_t intern_single(Product *p, int32_t *single, const int64_t *state_o
     if (p->n >= max_states) return -2;
     int32_t pair[2] = {j, q};
     Py_ssize_t s = p->n;
-    if (add_state(p, pair, 1, hash_pairs(pair, 1), r) < 0) return -1;
+    if (add_state(p, pair, 1, 0, r) < 0) return -1;     /* never hashed */
     *slot = (int32_t)s;
     return s;
 }
