@@ -29,34 +29,38 @@ static inline Py_ssize_t distinct_successors(const int32_t *row, Py_ssize_t widt
 
 static int cycle_flags(const int32_t *t, Py_ssize_t n, Py_ssize_t width, uint8_t *out) {
     if (width > 256) return -1;
-    /* distinct edges per row, then predecessors by target (CSR) */
+    /* one read of the table: each row's distinct successors in ``edges`` (rows in order, the
+     * row's out-degree in deg), then predecessors by target (CSR over ``pred``) */
     int32_t *stamp = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *deg = calloc((size_t)n + 1, sizeof(int32_t));
+    int32_t *deg = malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *off = calloc((size_t)n + 2, sizeof(int32_t));
     int32_t *queue = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *pred = NULL, succ[256];
+    Py_ssize_t cap = 4 * n + 256;
+    int32_t *edges = malloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *pred = NULL;
     int status = -1;
-    if (!stamp || !deg || !off || !queue) goto done;
+    if (!stamp || !deg || !off || !queue || !edges) goto done;
     Py_ssize_t n_edges = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
-        for (Py_ssize_t s = 0; s < n; s++) {
-            Py_ssize_t m = distinct_successors(t + s * width, width, (int32_t)s, stamp, succ);
-            if (pass == 0) {
-                deg[s] = (int32_t)m;
-                n_edges += m;
-                for (Py_ssize_t i = 0; i < m; i++) off[succ[i] + 1]++;
-            } else {
-                for (Py_ssize_t i = 0; i < m; i++) pred[queue[succ[i]]++] = (int32_t)s;
-            }
+    for (Py_ssize_t q = 0; q < n; q++) stamp[q] = -1;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        if (n_edges + width > cap) {
+            cap = 2 * cap + width;
+            int32_t *grown = realloc(edges, sizeof(int32_t) * (size_t)cap);
+            if (!grown) goto done;
+            edges = grown;
         }
-        if (pass == 0) {
-            for (Py_ssize_t q = 0; q < n; q++) off[q + 1] += off[q];
-            pred = malloc(sizeof(int32_t) * (size_t)(n_edges + 1));
-            if (!pred) goto done;
-            memcpy(queue, off, sizeof(int32_t) * (size_t)n);   /* fill cursors, then the queue */
-        }
+        Py_ssize_t m = distinct_successors(t + s * width, width, (int32_t)s, stamp,
+                                           edges + n_edges);
+        deg[s] = (int32_t)m;
+        for (Py_ssize_t i = 0; i < m; i++) off[edges[n_edges + i] + 1]++;
+        n_edges += m;
     }
+    for (Py_ssize_t q = 0; q < n; q++) off[q + 1] += off[q];
+    pred = malloc(sizeof(int32_t) * (size_t)(n_edges + 1));
+    if (!pred) goto done;
+    memcpy(queue, off, sizeof(int32_t) * (size_t)n);   /* fill cursors, then the queue */
+    for (Py_ssize_t s = 0, e = 0; s < n; s++)
+        for (int32_t i = 0; i < deg[s]; i++, e++) pred[queue[edges[e]]++] = (int32_t)s;
     Py_ssize_t head = 0, tail = 0;
     for (Py_ssize_t s = 0; s < n; s++) {
         out[s] = 1;
@@ -70,7 +74,7 @@ static int cycle_flags(const int32_t *t, Py_ssize_t n, Py_ssize_t width, uint8_t
     }
     status = 0;
 done:
-    free(stamp); free(deg); free(off); free(queue); free(pred);
+    free(stamp); free(deg); free(off); free(queue); free(edges); free(pred);
     return status;
 }
 

@@ -130,19 +130,27 @@ static int union_byte_classes(const int32_t *const *classes, Py_ssize_t k, int32
                     (h[b] >> 2);
             h[b] *= 0xBF58476D1CE4E5B9ULL;
         }
+    /* classes found by hash (open addressing over 512 slots, never full): linear in 256 */
+    int16_t slot[512];
+    for (int i = 0; i < 512; i++) slot[i] = -1;
     int n = 0;
     for (int b = 0; b < 256; b++) {
         int c = -1;
-        for (int e = 0; e < n && c < 0; e++) {
-            int rb = reps[e];
+        Py_ssize_t i = (Py_ssize_t)(h[b] >> 55);
+        for (; slot[i] >= 0; i = (i + 1) & 511) {
+            int rb = reps[slot[i]];
             if (h[rb] != h[b]) continue;
             Py_ssize_t j = 0;
             while (j < k && classes[j][rb] == classes[j][b]) j++;
-            if (j == k) c = e;
+            if (j == k) {
+                c = slot[i];
+                break;
+            }
         }
         if (c < 0) {
             c = n++;
             reps[c] = b;
+            slot[i] = (int16_t)c;
         }
         cls[b] = c;
     }

@@ -57,8 +57,7 @@ class _Tables:
         self.cycles = np.frombuffer(cycles, dtype=np.uint8)
         # -1 unknown, 0 not reading every JSON string text (see Lexer.simulates_text): known
         # at once where finitely many texts lead on, so the walks need not search there
-        self.simulates_text = self.cycles.astype(np.int8)
-        np.negative(self.simulates_text, out=self.simulates_text)
+        self.simulates_text = np.negative(self.cycles.view(np.int8))
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 

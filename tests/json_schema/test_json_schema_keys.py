@@ -40,6 +40,21 @@ def test_random_name_sets_equal_the_regex_pipeline():
         assert _same(key_except_automaton(names, pattern), _build_general(pattern, 10_000)), names
 
 
+def test_the_cache_key_names_the_name_set():
+    """The key comes from the names (not the table): equal exactly where the names are."""
+    rng = random.Random(5)
+    seen: dict[str, tuple] = {}
+    for _ in range(200):
+        names = tuple(sorted({"".join(rng.choice("ab") for _ in range(rng.randint(0, 3)))
+                              for _ in range(rng.randint(1, 4))}))
+        key = key_except_automaton(list(names), key_except(names)).key
+        assert seen.setdefault(key, names) == names
+    assert len(seen) > 20
+    shuffled = ["b", "a", "ab"]
+    assert (key_except_automaton(shuffled, key_except(shuffled)).key
+            == key_except_automaton(["a", "ab", "b"], key_except(["a", "ab", "b"])).key)
+
+
 def test_names_outside_printable_ascii_are_left_to_the_regex_pipeline():
     for names in (["caf\u00e9"], ['a"b'], ["a/b"], ["tab\there"]):
         assert key_except_automaton(names, key_except(names)) is None

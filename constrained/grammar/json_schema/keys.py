@@ -7,6 +7,7 @@ took most of a typical schema's compile time.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 
@@ -70,8 +71,12 @@ def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
     rows, acc, template, final = _key_except_parts()
     words = sorted({n.encode("ascii") for n in names})
     table, accepting = key_except_table(words, rows, acc.view(np.uint8), template, final)
-    return ByteDFA(np.frombuffer(table, dtype=np.int32).reshape(-1, 256),
-                   np.frombuffer(accepting, dtype=np.uint8).view(bool), 0, pattern)
+    dfa = ByteDFA(np.frombuffer(table, dtype=np.int32).reshape(-1, 256),
+                  np.frombuffer(accepting, dtype=np.uint8).view(bool), 0, pattern)
+    # minimal and canonically numbered, the automaton is a function of the name set: so is
+    # its cache key (hashing the names is cheaper than hashing the table)
+    dfa.__dict__["key"] = hashlib.sha256(b"key-except-v1|" + b"\0".join(words)).hexdigest()
+    return dfa
 
 
 @lru_cache(maxsize=1)
