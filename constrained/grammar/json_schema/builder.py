@@ -67,6 +67,11 @@ class GrammarBuilder:
         self.rules[name] = tuple(tuple(a) for a in alts)
         return name
 
+    def define_tuples(self, name: str, alts: tuple[tuple[str, ...], ...]) -> str:
+        """``define`` for alternatives that are already tuples of tuples."""
+        self.rules[name] = alts
+        return name
+
     def rule(self, alts, hint: str = "r") -> str:
         """A rule with these alternatives; an identical existing rule is reused."""
         key = tuple(tuple(a) for a in alts)

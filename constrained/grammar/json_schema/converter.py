@@ -299,12 +299,13 @@ class Converter:
             if multiple is None:
                 self.refuse(ptr + "/multipleOf", "multipleOf",
                             "multipleOf is enforced for small integer divisors only")
-        for t in ("null", "boolean", "string", "array", "object"):
-            if any(holds_for_all(self, body, t) for body in nots):
-                types.discard(t)
-        numeric = "number" if "number" in types else "integer"
-        if any(holds_for_all(self, body, numeric) for body in nots):
-            types -= {"number", "integer"}
+        if nots:
+            for t in ("null", "boolean", "string", "array", "object"):
+                if any(holds_for_all(self, body, t) for body in nots):
+                    types.discard(t)
+            numeric = "number" if "number" in types else "integer"
+            if any(holds_for_all(self, body, numeric) for body in nots):
+                types -= {"number", "integer"}
         pieces: list[Piece] = []
         if "null" in types:
             pieces.append(Regular("null"))

@@ -220,8 +220,10 @@ class _MemberChain:
                 if self.n_opt else None
         self._rules: dict = {}
         self.too_large = False
-        self._succ: dict = {}       # live state -> (its moves, its skips)
-        self._ending: dict = {}     # reached state -> whether the object may end there
+        # reached states are numbered (the start is 0): per number, its moves and skips with
+        # the numbers they lead to, and whether the object may end there
+        self._succ: list = []
+        self._ending: list = []
         self._live = self._live_states()
 
     def _start(self):
@@ -291,66 +293,88 @@ class _MemberChain:
             done = pos == len(self.members)
         return done and self._count(state) >= self.n_min and w == self.full
 
-    def _live_states(self) -> set:
-        """The states reachable from the start from which an end is reachable."""
-        seen, todo, back = {self._start()}, [self._start()], {}
+    def _live_states(self) -> bytearray:
+        """Per reached state number, 1 where an end is reachable."""
+        start = self._start()
+        ids, states, back = {start: 0}, [start], [[]]
         succ = self._succ      # kept for _rule: it reads the live states' moves again
+        moves_of, skips_of = self._moves, self._skips
+        i = 0
+        while i < len(states):
+            st = states[i]
+            moves, skips = [], []
+            for syms, nx in moves_of(st):
+                j = ids.get(nx)
+                if j is None:
+                    j = ids[nx] = len(states)
+                    states.append(nx)
+                    back.append([])
+                back[j].append(i)
+                moves.append((syms, j))
+            for nx in skips_of(st):
+                j = ids.get(nx)
+                if j is None:
+                    j = ids[nx] = len(states)
+                    states.append(nx)
+                    back.append([])
+                back[j].append(i)
+                skips.append(j)
+            succ.append((moves, skips))
+            if len(states) > _MAX_CHAIN_STATES:
+                self.too_large = True
+                return bytearray(1)
+            i += 1
+        ends_at = self._ends
+        self._ending = ending = [ends_at(st) for st in states]
+        live = bytearray(len(states))
+        todo = [j for j, end in enumerate(ending) if end]
+        for j in todo:
+            live[j] = 1
         while todo:
-            st = todo.pop()
-            moves, skips = succ[st] = (self._moves(st), self._skips(st))
-            for nx in [nx for _, nx in moves] + skips:
-                back.setdefault(nx, []).append(st)
-                if nx not in seen:
-                    seen.add(nx)
-                    todo.append(nx)
-                    if len(seen) > _MAX_CHAIN_STATES:
-                        self.too_large = True
-                        return set()
-        ends = self._ending
-        live = {st for st in seen if ends.setdefault(st, self._ends(st))}
-        todo = list(live)
-        while todo:
-            for prev in back.get(todo.pop(), ()):
-                if prev not in live:
-                    live.add(prev)
+            for prev in back[todo.pop()]:
+                if not live[prev]:
+                    live[prev] = 1
                     todo.append(prev)
         return live
 
-    def _rule(self, state, more: bool) -> str | None:
-        """The rule for the members from ``state`` on (``more``: after a first member); the
-        rules it needs are defined too (iteratively: member lists may be long)."""
-        if state not in self._live:
+    def _rule(self, state: int, more: bool) -> str | None:
+        """The rule for the members from state number ``state`` on (``more``: after a first
+        member); the rules it needs are defined too (iteratively: member lists may be long)."""
+        if not self._live[state]:
             return None
         key = (state, more)
         if key in self._rules:
             return self._rules[key]
-        self._rules[key] = top = self.b.reserve("more" if more else "members")
+        b = self.b
+        self._rules[key] = top = b.reserve("more" if more else "members")
         todo = [key]
-        live, rules, succ, sep = self._live, self._rules, self._succ, self.sep
+        live, rules, succ, sep, ending = self._live, self._rules, self._succ, self.sep, self._ending
         while todo:
             state, more = todo.pop()
-            alts = []
-            if more and self._ending[state]:
-                alts.append(())
+            alts = [()] if more and ending[state] else []
             moves, skips = succ[state]
-            lead = sep if more else ()
-            steps = [(lead + tuple(syms), nx, True) for syms, nx in moves]
-            steps += [((), nx, more) for nx in skips]
-            for prefix, nx, nx_more in steps:
-                if nx not in live:
+            for syms, nx in moves:
+                if not live[nx]:
                     continue
-                target = rules.get((nx, nx_more))
+                target = rules.get((nx, True))
                 if target is None:
-                    target = self.b.reserve("more" if nx_more else "members")
-                    rules[(nx, nx_more)] = target
-                    todo.append((nx, nx_more))
-                alts.append(prefix + (target,))
-            self.b.define(rules[(state, more)], alts)
+                    target = rules[(nx, True)] = b.reserve("more")
+                    todo.append((nx, True))
+                alts.append((*sep, *syms, target) if more else (*syms, target))
+            for nx in skips:
+                if not live[nx]:
+                    continue
+                target = rules.get((nx, more))
+                if target is None:
+                    target = rules[(nx, more)] = b.reserve("more" if more else "members")
+                    todo.append((nx, more))
+                alts.append((target,))
+            b.define_tuples(rules[(state, more)], tuple(alts))
         return top
 
     def first(self) -> str | None:
         """The rule for a non-empty member list, or None when none can be written."""
-        name = self._rule(self._start(), False)
+        name = self._rule(0, False)
         return name if name and self.b.rules[name] else None
 
     def empty_allowed(self) -> bool:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 IN_PLACE = ("allOf", "anyOf", "oneOf", "$ref", "if", "then", "else", "not", "dependentSchemas",
             "dependencies")
 KEYWORDS = ("unevaluatedProperties", "unevaluatedItems")
+_KEYWORD_SET = frozenset(KEYWORDS)
 MAX_CASES = 256
 MAX_ANY_OF_SUBSETS = 4      # anyOf branches taken in every combination up to this many
 
@@ -52,7 +53,7 @@ Case = tuple[list, Evaluated]
 
 
 def has_unevaluated(schema) -> bool:
-    return isinstance(schema, dict) and any(k in schema for k in KEYWORDS)
+    return isinstance(schema, dict) and not _KEYWORD_SET.isdisjoint(schema)
 
 
 def resolve(cv: "Converter", schema: dict, ptr: str) -> list:
