@@ -84,6 +84,7 @@ class MaskEngine:
         self._edge_ids: dict[bytes, int] = {}           # trie node set -> edge id
         self._edge_bytes = 0
         self._next_edge = itertools.count(1)
+        self._nothing = _Node(_NO_IDS, False, (), vocab.size)
 
     def _edge(self, roots: np.ndarray) -> int:
         """A small id for a set of trie nodes (walks below equal sets are equal)."""
@@ -178,6 +179,8 @@ class MaskEngine:
 
     def _child(self, edge: int, candidates: frozenset, roots: np.ndarray) -> _Node:
         """The tokens below trie nodes ``roots`` read from an empty lexeme of ``candidates``."""
+        if not candidates:      # (a complete parse expects nothing: no byte goes on)
+            return self._nothing
         key = (edge, candidates)
         node = self._nodes.get(key)
         if node is None:

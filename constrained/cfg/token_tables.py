@@ -322,7 +322,9 @@ def _shared(cache: LRUCache, key, terms_at: list | tuple, walk):
         hit = (found, tuple((tuple(sorted(pos_of[t] for t in terms)), nodes)
                             for terms, nodes in groups))
         untrack_all(*hit[1], hit[1], hit, key)
-        hit = cache.put(key, hit)
+        cache.put(key, hit)
+        return found, groups
     found, groups = hit
-    return found, [(frozenset(terms_at[i] for i in pos), nodes) for pos, nodes in groups]
+    term_at = terms_at.__getitem__
+    return found, [(frozenset(map(term_at, pos)), nodes) for pos, nodes in groups]
 
