@@ -65,7 +65,9 @@ class ByteDFA:
     def key(self) -> str:
         """Hex digest of the automaton (not of the pattern text): a cache key for token tables.
         It reads the table as its byte classes and one column per class, which determine it:
-        a few hundred bytes where the 256 columns are tens of kilobytes."""
+        a few hundred bytes where the 256 columns are tens of kilobytes. (A builder whose
+        input determines the automaton may set a digest of that input instead: equal keys
+        must mean equal automata, not the converse.)"""
         classes, columns = self._by_class
         h = hashlib.sha256(b"bytedfa-v2|")
         h.update(np.int64(self.initial).tobytes())
