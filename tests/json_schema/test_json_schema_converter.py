@@ -447,3 +447,38 @@ def test_json_schema_member_order_is_part_of_the_converted_schema():
     assert EarleyOracle(g_ba).accepts('{"b": 2, "a": 1}')
     assert not EarleyOracle(g_ba).accepts('{"a": 1, "b": 2}')
     assert json.loads(g_ba.text) == ba and list(json.loads(g_ba.text)["properties"]) == ["b", "a"]
+
+
+def test_scalar_schemas_converted_once_keep_every_record_and_option():
+    """Schemas of scalar keywords are converted once per process and options: the same
+    terminals whatever the annotations, yet every dropped keyword and format annotation is
+    recorded at its own place, in every conversion, and other options give other pieces."""
+    def terminals(g):      # the values' terminals (not the keys')
+        return sorted(t.pattern for n, t in g.terminals.items() if n.startswith("VAL"))
+
+    first = {"type": "object", "properties": {
+        "a": {"type": "number", "multipleOf": 0.37, "title": "A"},
+        "b": {"type": "string", "format": "expose"},
+        "n": {"type": "integer", "minimum": 3, "maximum": 977, "description": "first"}}}
+    second = {"type": "object", "properties": {
+        "c": {"type": "number", "multipleOf": 0.37},
+        "d": {"type": "string", "format": "expose", "description": "again"},
+        "m": {"type": "integer", "minimum": 3, "maximum": 977, "description": "second"}}}
+    for _ in range(2):
+        g1 = Grammar.from_json_schema(first, lenient=True)
+        g2 = Grammar.from_json_schema(second, lenient=True)
+        assert g1.dropped == (("/properties/a/multipleOf", "multipleOf"),)
+        assert g2.dropped == (("/properties/c/multipleOf", "multipleOf"),)
+        assert g1.format_annotations == (("/properties/b", "expose"),)
+        assert g2.format_annotations == (("/properties/d", "expose"),)
+        assert terminals(g1) == terminals(g2)
+    with pytest.raises(UnsupportedSchemaError):
+        Grammar.from_json_schema(second)      # strict: the same subschema is refused
+    spelled = Grammar.from_json_schema(second, lenient=True, integer_spelling="any")
+    assert terminals(spelled) != terminals(g2)
+    # the range is enforced in every conversion: 978 is out, 977 in
+    for g in (g1, g2):
+        oracle = EarleyOracle(g)
+        key = "n" if g is g1 else "m"
+        assert oracle.accepts(json.dumps({key: 977}))
+        assert not oracle.accepts(json.dumps({key: 978}))

@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 
 from ...deadline import check_deadline
+from ...lru import LRUCache
 from ...errors import (EmptyLanguageError, GrammarError, LimitExceededError,
                       UnsupportedSchemaError)
 from .._analysis import productive_symbols
@@ -29,6 +30,31 @@ from .scalar_not import holds_for_all, number_exclusions, string_exclusions
 from .strings import string_language
 
 _ALL_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
+
+# keywords of schemas converted once per process (Converter._scalar): those of strings, numbers
+# and finite values, and annotations
+_SCALAR_KEYWORDS = frozenset({
+    "type", "enum", "const", "minLength", "maxLength", "pattern", "format", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "title", "description",
+    "default", "examples", "example", "$comment", "readOnly", "writeOnly", "deprecated"})
+_SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
+# (their pieces do not depend on these)
+_SCALAR_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "example",
+                                 "$comment", "readOnly", "writeOnly", "deprecated"})
+# (options, depth, schema text) -> (piece,)
+_SCALAR_PIECES = LRUCache(4096)
+
+
+def _enforced_format(fmt) -> bool:
+    return isinstance(fmt, str) and format_body(fmt) is not None
+
+
+def _scalar_types(types) -> bool:
+    """Whether a ``type`` value admits only scalars (None: no type, admits any)."""
+    if isinstance(types, str):
+        return types in _SCALAR_TYPES
+    return isinstance(types, list) and all(t in _SCALAR_TYPES for t in types if
+                                           isinstance(t, str))
 
 
 class Converter:
@@ -159,7 +185,31 @@ class Converter:
                 piece = self._value(schema, ptr, depth)
                 self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
             return Symbol(self._negations[key])
+        if (schema.keys() <= _SCALAR_KEYWORDS and _scalar_types(schema.get("type"))
+                and ("format" not in schema or _enforced_format(schema["format"]))):
+            return self._scalar(schema, ptr, depth)
         return self._value(schema, ptr, depth)
+
+    def _scalar(self, schema: dict, ptr: str, depth: int) -> Piece:
+        """``_value`` of a schema of scalar keywords only, shared by every conversion with
+        the same options: its piece is one regular language (or none) that depends on nothing
+        else (annotations aside). Kept only when converting it recorded nothing (no keyword dropped: a record
+        names the place), so a hit leaves out no such record; formats that are only annotated
+        (one record per place) do not come here."""
+        try:
+            key = (self.opts, depth, json.dumps(
+                {k: v for k, v in schema.items() if k not in _SCALAR_ANNOTATIONS}
+                if not _SCALAR_ANNOTATIONS.isdisjoint(schema) else schema, sort_keys=True))
+        except (TypeError, ValueError):
+            return self._value(schema, ptr, depth)
+        hit = _SCALAR_PIECES.get(key)
+        if hit is not None:
+            return hit[0]
+        records = len(self.dropped)
+        piece = self._value(schema, ptr, depth)
+        if (piece is None or piece.__class__ is Regular) and len(self.dropped) == records:
+            _SCALAR_PIECES.put(key, (piece,))
+        return piece
 
     def _value(self, schema: dict, ptr: str, depth: int) -> Piece:
         if unevaluated.has_unevaluated(schema):
