@@ -1,6 +1,7 @@
 """JSON Schema -> Grammar: the recursive conversion of schemas into pieces and rules."""
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from functools import lru_cache
@@ -41,8 +42,22 @@ _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
 # (their pieces do not depend on these)
 _SCALAR_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "example",
                                  "$comment", "readOnly", "writeOnly", "deprecated"})
-# (options, depth, schema text) -> (piece,)
+# (options id, depth, schema text) -> (piece,)
 _SCALAR_PIECES = LRUCache(4096)
+
+
+_OPTIONS_IDS: dict[SchemaOptions, int] = {}
+_NEXT_OPTIONS_ID = itertools.count()
+
+
+def _options_id(opts: SchemaOptions) -> int:
+    """A small number for equal options (numbers are never reused)."""
+    got = _OPTIONS_IDS.get(opts)
+    if got is None:
+        if len(_OPTIONS_IDS) >= 1024:
+            _OPTIONS_IDS.clear()
+        got = _OPTIONS_IDS.setdefault(opts, next(_NEXT_OPTIONS_ID))
+    return got
 
 
 def _enforced_format(fmt) -> bool:
@@ -82,6 +97,7 @@ class Converter:
         # id(schema) -> (schema, its validator): schemas are never modified, and keeping each
         # one alive keeps its id unique
         self._validators: dict[int, tuple] = {}
+        self._options_id = _options_id(opts)
 
     def _make_validator(self):
         validator = _validator_class()      # raises when jsonschema is missing
@@ -197,7 +213,7 @@ class Converter:
         names the place), so a hit leaves out no such record; formats that are only annotated
         (one record per place) do not come here."""
         try:
-            key = (self.opts, depth, json.dumps(
+            key = (self._options_id, depth, json.dumps(
                 {k: v for k, v in schema.items() if k not in _SCALAR_ANNOTATIONS}
                 if not _SCALAR_ANNOTATIONS.isdisjoint(schema) else schema, sort_keys=True))
         except (TypeError, ValueError):
