@@ -299,27 +299,22 @@ class _MemberChain:
         ids, states, back = {start: 0}, [start], [[]]
         succ = self._succ      # kept for _rule: it reads the live states' moves again
         moves_of, skips_of = self._moves, self._skips
+
+        def reach(nx) -> int:
+            """The number of state ``nx``, reached from state number i."""
+            j = ids.get(nx)
+            if j is None:
+                j = ids[nx] = len(states)
+                states.append(nx)
+                back.append([])
+            back[j].append(i)
+            return j
+
         i = 0
         while i < len(states):
             st = states[i]
-            moves, skips = [], []
-            for syms, nx in moves_of(st):
-                j = ids.get(nx)
-                if j is None:
-                    j = ids[nx] = len(states)
-                    states.append(nx)
-                    back.append([])
-                back[j].append(i)
-                moves.append((syms, j))
-            for nx in skips_of(st):
-                j = ids.get(nx)
-                if j is None:
-                    j = ids[nx] = len(states)
-                    states.append(nx)
-                    back.append([])
-                back[j].append(i)
-                skips.append(j)
-            succ.append((moves, skips))
+            succ.append(([(syms, reach(nx)) for syms, nx in moves_of(st)],
+                         [reach(nx) for nx in skips_of(st)]))
             if len(states) > _MAX_CHAIN_STATES:
                 self.too_large = True
                 return bytearray(1)
