@@ -482,3 +482,20 @@ def test_scalar_schemas_converted_once_keep_every_record_and_option():
         key = "n" if g is g1 else "m"
         assert oracle.accepts(json.dumps({key: 977}))
         assert not oracle.accepts(json.dumps({key: 978}))
+
+
+def test_scalar_pieces_cache_keeps_short_texts_only():
+    """A long enum is converted each time (hostile schemas cannot fill the cache with large
+    keys) and is enforced all the same."""
+    from constrained.grammar.json_schema import converter
+    values = [f"value number {i} " + "x" * 20 for i in range(200)]
+    schema = {"type": "object", "properties": {"e": {"type": "string", "enum": values}},
+              "required": ["e"]}
+    for _ in range(2):
+        oracle = EarleyOracle(Grammar.from_json_schema(schema))
+        assert oracle.accepts(json.dumps({"e": values[123]}))
+        assert not oracle.accepts(json.dumps({"e": "value number 200 "}))
+    cache = converter._SCALAR_PIECES
+    keys = list(cache._young) + list(cache._old)
+    assert keys and all(len(k[2]) <= converter._MAX_SCALAR_TEXT for k in keys)
+    assert not any("value number 123" in k[2] for k in keys)

@@ -42,8 +42,9 @@ _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
 # (their pieces do not depend on these)
 _SCALAR_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "example",
                                  "$comment", "readOnly", "writeOnly", "deprecated"})
-# (options id, depth, schema text) -> (piece,)
+# (options id, depth, schema text) -> (piece,), for texts up to _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
+_MAX_SCALAR_TEXT = 2048
 
 
 _OPTIONS_IDS: dict[SchemaOptions, int] = {}
@@ -209,15 +210,18 @@ class Converter:
     def _scalar(self, schema: dict, ptr: str, depth: int) -> Piece:
         """``_value`` of a schema of scalar keywords only, shared by every conversion with
         the same options: its piece is one regular language (or none) that depends on nothing
-        else (annotations aside). Kept only when converting it recorded nothing (no keyword dropped: a record
-        names the place), so a hit leaves out no such record; formats that are only annotated
-        (one record per place) do not come here."""
+        else (annotations aside). Kept only when converting it recorded nothing (no keyword
+        dropped: a record names the place), so a hit leaves out no such record; formats that
+        are only annotated (one record per place) do not come here."""
         try:
-            key = (self._options_id, depth, json.dumps(
-                {k: v for k, v in schema.items() if k not in _SCALAR_ANNOTATIONS}
-                if not _SCALAR_ANNOTATIONS.isdisjoint(schema) else schema, sort_keys=True))
-        except (TypeError, ValueError):
+            text = json.dumps({k: v for k, v in schema.items() if k not in _SCALAR_ANNOTATIONS}
+                              if not _SCALAR_ANNOTATIONS.isdisjoint(schema) else schema,
+                              sort_keys=True)
+        except (TypeError, ValueError, RecursionError):
             return self._value(schema, ptr, depth)
+        if len(text) > _MAX_SCALAR_TEXT:    # (a long enum: the cache stays small)
+            return self._value(schema, ptr, depth)
+        key = (self._options_id, depth, text)
         hit = _SCALAR_PIECES.get(key)
         if hit is not None:
             return hit[0]
