@@ -33,15 +33,13 @@ from .strings import string_language
 _ALL_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
 
 # keywords of schemas converted once per process (Converter._scalar): those of strings, numbers
-# and finite values, and annotations
-_SCALAR_KEYWORDS = frozenset({
-    "type", "enum", "const", "minLength", "maxLength", "pattern", "format", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "title", "description",
-    "default", "examples", "example", "$comment", "readOnly", "writeOnly", "deprecated"})
-_SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
-# (their pieces do not depend on these)
+# and finite values, and annotations (which their pieces do not depend on)
 _SCALAR_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "example",
                                  "$comment", "readOnly", "writeOnly", "deprecated"})
+_SCALAR_KEYWORDS = _SCALAR_ANNOTATIONS | {
+    "type", "enum", "const", "minLength", "maxLength", "pattern", "format", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+_SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
 # (options id, depth, schema text) -> (piece,), for texts up to _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
 _MAX_SCALAR_TEXT = 2048
@@ -69,8 +67,7 @@ def _scalar_types(types) -> bool:
     """Whether a ``type`` value admits only scalars (None: no type, admits any)."""
     if isinstance(types, str):
         return types in _SCALAR_TYPES
-    return isinstance(types, list) and all(t in _SCALAR_TYPES for t in types if
-                                           isinstance(t, str))
+    return isinstance(types, list) and all(t in _SCALAR_TYPES for t in types)
 
 
 class Converter:
