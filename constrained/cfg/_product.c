@@ -11,14 +11,16 @@
  * States are numbered in the order they are first reached (the initial tuple is state 0 and is
  * never re-entered: reaching its tuple again makes a new state, as the empty lexeme is special).
  *
- * Returns (n, trans, byte_class, comps, acc_class, cross_class, classes, cycles): int32 bytes
- * of the successor of each state per byte class (n rows of r; -1 dead), of each byte's class
+ * Returns (n, trans, byte_class, comps, acc_class, cross_class, classes, cycles, sim,
+ * text_chars, text_cross, accepts): int32 bytes of the successor of each state per byte class (n rows of r; -1 dead), of each byte's class
  * (256 entries, classes numbered by first byte), of each state's component states (-1 dead), of
  * each state's accepting class (states whose accepting components are the same set share one,
  * numbered by first state) and the same with -1 where no component accepts; ``classes`` lists
  * each class's component positions; ``cycles`` holds one byte per state, 1 where a cycle of
- * the product is reachable (read on the class-reduced table: O(states x classes)). n is -1
- * (and the rest None) when more than ``max_states`` are needed.
+ * the product is reachable (read on the class-reduced table: O(states x classes)). Then the
+ * walks' writable per-state memos, initialized (bytearrays: int8 -1 where a cycle is
+ * reachable and 0 elsewhere, int16 -1, int32 -1) and each state's "some component accepts"
+ * as a list of bools. n is -1 (and the rest None) when more than ``max_states`` are needed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -491,8 +493,9 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     status = explore(&p, &rt, init, k, r, max_states, single);
     Py_END_ALLOW_THREADS
     if (status == -2) {
-        result = Py_BuildValue("nOOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None, Py_None,
-                               Py_None, Py_None, Py_None);
+        result = Py_BuildValue("nOOOOOOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None,
+                               Py_None, Py_None, Py_None, Py_None, Py_None, Py_None, Py_None,
+                               Py_None);
         goto done;
     }
     if (status < 0) {
@@ -523,16 +526,40 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     PyObject *b_class = PyBytes_FromStringAndSize((const char *)acc_class, 4 * n);
     PyObject *b_cross = PyBytes_FromStringAndSize((const char *)cross, 4 * n);
     PyObject *b_cycles = PyBytes_FromStringAndSize(NULL, n);
+    /* the walks' per-state memos, writable: -1 (unknown) where a cycle is reachable, else 0
+     * (finitely many texts lead on: such a state never reads every string text); and
+     * character counts and their classes, all unknown */
+    PyObject *b_sim = PyByteArray_FromStringAndSize(NULL, n);
+    PyObject *b_chars = PyByteArray_FromStringAndSize(NULL, 2 * n);
+    PyObject *b_text_cross = PyByteArray_FromStringAndSize(NULL, 4 * n);
+    PyObject *acc_list = PyList_New(n);
     if (b_cycles && cycle_flags(p.ids, n, r, (uint8_t *)PyBytes_AS_STRING(b_cycles)) < 0) {
         Py_CLEAR(b_cycles);
         PyErr_NoMemory();
     }
-    if (b_trans && b_comps && b_class && b_cross && b_cycles)
-        result = Py_BuildValue("nOOOOOOO", n, b_trans, b_cls, b_comps, b_class, b_cross,
-                               members, b_cycles);
+    if (b_cycles && b_sim && b_chars && b_text_cross && acc_list) {
+        const uint8_t *cyc = (const uint8_t *)PyBytes_AS_STRING(b_cycles);
+        int8_t *sim = (int8_t *)PyByteArray_AS_STRING(b_sim);
+        for (Py_ssize_t s = 0; s < n; s++) {
+            sim[s] = cyc[s] ? -1 : 0;
+            PyObject *flag = cross[s] >= 0 ? Py_True : Py_False;
+            Py_INCREF(flag);
+            PyList_SET_ITEM(acc_list, s, flag);
+        }
+        memset(PyByteArray_AS_STRING(b_chars), 0xff, (size_t)(2 * n));
+        memset(PyByteArray_AS_STRING(b_text_cross), 0xff, (size_t)(4 * n));
+    }
+    if (b_trans && b_comps && b_class && b_cross && b_cycles && b_sim && b_chars &&
+        b_text_cross && acc_list)
+        result = Py_BuildValue("nOOOOOOOOOOO", n, b_trans, b_cls, b_comps, b_class, b_cross,
+                               members, b_cycles, b_sim, b_chars, b_text_cross, acc_list);
     Py_XDECREF(b_class);
     Py_XDECREF(b_cross);
     Py_XDECREF(b_cycles);
+    Py_XDECREF(b_sim);
+    Py_XDECREF(b_chars);
+    Py_XDECREF(b_text_cross);
+    Py_XDECREF(acc_list);
     Py_DECREF(members);
 done:
     Py_XDECREF(b_trans);
@@ -567,7 +594,8 @@ done:
 static PyMethodDef methods[] = {
     {"lexer_tables", lexer_tables, METH_VARARGS,
      "lexer_tables(tables, classes, accepting, init, max_states) -> "
-     "(n, trans, byte_class, comps, acc_class, cross_class, classes, cycles)"},
+     "(n, trans, byte_class, comps, acc_class, cross_class, classes, cycles, sim, "
+     "text_chars, text_cross, accepts)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_product",

@@ -32,32 +32,31 @@ class _Tables:
     different grammars (and of one grammar's candidate sets) with the same ones share them,
     with the per-state facts the C walks learn about them."""
 
-    __slots__ = ("table", "byte_class", "dense", "acc_class", "cross_class", "acc_any",
-                 "acc_list", "members", "simulates_text", "text_chars", "text_cross",
-                 "components", "nbytes", "infinite", "cycles", "memo")
+    __slots__ = ("table", "byte_class", "dense", "acc_class", "cross_class", "acc_list",
+                 "members", "simulates_text", "text_chars", "text_cross", "components", "nbytes",
+                 "infinite", "cycles", "memo")
 
     def __init__(self, n: int, trans, byte_class, comp_states, acc_class, cross, members,
-                 cycles, k: int) -> None:
+                 cycles, sim, text_chars, text_cross, accepts: list, k: int) -> None:
         self.byte_class = np.frombuffer(byte_class, dtype=np.int32)
         self.table = np.frombuffer(trans, dtype=np.int32).reshape(n, -1)
         self.dense: np.ndarray | None = None        # see Lexer.trans
         self.acc_class = np.frombuffer(acc_class, dtype=np.int32)
         self.cross_class = np.frombuffer(cross, dtype=np.int32)
-        self.acc_any = self.cross_class >= 0
-        self.acc_list = self.acc_any.tolist()
+        self.acc_list = accepts                     # cross_class >= 0, as a list
         self.members = members
-        self.text_chars = np.empty(n, dtype=np.int16)
-        self.text_chars.fill(-1)
-        self.text_cross = np.empty(n, dtype=np.int32)
-        self.text_cross.fill(-1)
+        # the walks' memos (writable): see Lexer.text_chars, Lexer.text_cross
+        self.text_chars = np.frombuffer(text_chars, dtype=np.int16)
+        self.text_cross = np.frombuffer(text_cross, dtype=np.int32)
         self.components = np.frombuffer(comp_states, dtype=np.int32).reshape(n, k)
         self.nbytes = len(trans) + len(comp_states)
         self.infinite: list[bool] | None = None     # see Lexer.infinite
         # uint8 per state: 1 where a cycle of the product is reachable
         self.cycles = np.frombuffer(cycles, dtype=np.uint8)
         # -1 unknown, 0 not reading every JSON string text (see Lexer.simulates_text): known
-        # at once where finitely many texts lead on, so the walks need not search there
-        self.simulates_text = np.negative(self.cycles.view(np.int8))
+        # at once where finitely many texts lead on (no cycle reachable), so the walks need
+        # not search there
+        self.simulates_text = np.frombuffer(sim, dtype=np.int8)
         self.memo: dict = {}                        # see Lexer.memo
         untrack_all(self.acc_list, self.members, self)
 
@@ -87,12 +86,11 @@ def _product_tables(keys: tuple, comps: tuple[bytes | ByteDFA, ...],
             classes.append(d.byte_classes)
             accepting.append(d.accepting)
             initial.append(d.initial)
-    n, trans, byte_class, comp_states, acc_class, cross, members, cycles = _c_lexer_tables(
-        tables, classes, accepting, np.array(initial, dtype=np.int32), max_states)
+    n, *arrays = _c_lexer_tables(tables, classes, accepting,
+                                 np.array(initial, dtype=np.int32), max_states)
     if n < 0:
         return None
-    tables = _Tables(n, trans, byte_class, comp_states, acc_class, cross, members, cycles,
-                     len(comps))
+    tables = _Tables(n, *arrays, len(comps))
     if tables.nbytes <= _SHARED_BYTES:
         _SHARED.put(keys, tables)
     return tables
@@ -128,7 +126,6 @@ class Lexer:
         self._acc_class = tables.acc_class
         # for the C walks: the class a lexeme ending in each state completes, -1 if none
         self.cross_class = tables.cross_class
-        self.acc_any = tables.acc_any
         self.acc_list: list[bool] = tables.acc_list
         # per state: -1 unknown, else whether it keeps reading any JSON string text (C walks)
         self.simulates_text = tables.simulates_text
