@@ -16,7 +16,10 @@
  * quote to state ``final``; and the ``fixed`` states those rows lead to. Every state is
  * distinct from every other, so numbering them breadth-first from the first (bytes
  * ascending) is all that minimization would do. Returns (table bytes of int32[k, 256],
- * accepting bytes of uint8[k]).
+ * accepting bytes of uint8[k]). Given a sixth argument, the int32[256] byte classes of the
+ * rows that do not depend on the names (``fixed``, the row of the state before the quote and
+ * ``template``), it also returns the table's byte classes (int32 bytes, numbered by first
+ * byte as the automata's column classes are), read off the trie's edges.
  *
  * key_except_parts(words): the three regexes keys.py builds "any key but these names" from
  * (printable ASCII names, sorted and distinct): the trie's paths then a printable character
@@ -224,26 +227,86 @@ static void key_except_row(const Trie *t, Py_ssize_t s, Py_ssize_t f, const int3
     }
 }
 
+/* The byte classes of a key_except_table table (bytes every state treats alike, numbered by
+ * first byte, as column_classes numbers them) from ``base``, the classes of the rows that do not
+ * depend on the names (the fixed states, the state before the quote, the trie's template row):
+ * a trie row differs from the template only on its edges' bytes and on the quote, which the
+ * state before the quote already sets apart. So bytes on no edge are alike exactly when their
+ * base classes are; bytes on edges are grouped by a hash of their edges (row, target), and
+ * joined only after their columns compare equal. ``order[i]`` is the combined state written as
+ * row i of ``table`` (k rows, f fixed states). 0, or -1 with an exception set. */
+static int key_except_classes(const Trie *t, const int32_t *order, Py_ssize_t k, Py_ssize_t f,
+                              const int32_t *table, const int32_t *base, int32_t *cls) {
+    uint64_t h[256];
+    int32_t edges[256], reps[256];
+    for (int b = 0; b < 256; b++) {
+        if (base[b] < 0 || base[b] > 255) {
+            PyErr_SetString(PyExc_ValueError, "key_except_table: base classes out of range");
+            return -1;
+        }
+        h[b] = mix(0x9E3779B97F4A7C15ULL, (uint64_t)base[b]);
+        edges[b] = 0;
+    }
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (order[i] <= f) continue;        /* a fixed state or the one before the quote */
+        int32_t node = t->rep[order[i] - f - 1];
+        for (int32_t c = t->first[node]; c >= 0; c = t->next[c]) {
+            uint8_t b = t->byte[c];
+            h[b] = mix(mix(h[b], (uint64_t)i), (uint64_t)(uint32_t)table[i * 256 + b]);
+            edges[b]++;
+        }
+    }
+    int16_t slot[512];
+    for (int i = 0; i < 512; i++) slot[i] = -1;
+    int n = 0;
+    for (int b = 0; b < 256; b++) {
+        uint64_t hb = mix(h[b], (uint64_t)edges[b]);
+        int c = -1;
+        Py_ssize_t i = (Py_ssize_t)(hb >> 55);
+        for (; slot[i] >= 0; i = (i + 1) & 511) {
+            int rb = reps[slot[i]];
+            if (base[rb] != base[b] || edges[rb] != edges[b] || h[rb] != h[b]) continue;
+            Py_ssize_t row = 0;
+            if (edges[b])       /* hashes agree: compare the columns */
+                while (row < k && table[row * 256 + rb] == table[row * 256 + b]) row++;
+            if (!edges[b] || row == k) {
+                c = slot[i];
+                break;
+            }
+        }
+        if (c < 0) {
+            c = n++;
+            reps[c] = b;
+            slot[i] = (int16_t)c;
+        }
+        cls[b] = c;
+    }
+    return 0;
+}
+
 static PyObject *key_except_table(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *words_obj, *objs[3];
+    PyObject *words_obj, *objs[4] = {NULL, NULL, NULL, NULL};
     int final;
-    if (!PyArg_ParseTuple(args, "OOOOi", &words_obj, &objs[0], &objs[1], &objs[2], &final))
+    if (!PyArg_ParseTuple(args, "OOOOi|O", &words_obj, &objs[0], &objs[1], &objs[2], &final,
+                          &objs[3]))
         return NULL;
-    Py_buffer v[3];
+    int n_bufs = objs[3] ? 4 : 3;
+    Py_buffer v[4];
     int got = 0;
-    for (; got < 3; got++)
+    for (; got < n_bufs; got++)
         if (PyObject_GetBuffer(objs[got], &v[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) break;
     PyObject *seq = NULL, *result = NULL, *table = NULL;
     Trie t = {0};
     int32_t *ids = NULL, *order = NULL, *out = NULL;
     uint8_t *acc = NULL;
-    if (got < 3) goto done;
+    if (got < n_bufs) goto done;
     Py_ssize_t f = v[0].len / (4 * 256);
     if (v[0].itemsize != 4 || v[0].len != f * 4 * 256 || v[1].itemsize != 1 || v[1].len != f
-        || v[2].itemsize != 4 || v[2].len != 4 * 256 || final < 0 || final >= f) {
+        || v[2].itemsize != 4 || v[2].len != 4 * 256 || final < 0 || final >= f ||
+        (n_bufs == 4 && (v[3].itemsize != 4 || v[3].len != 4 * 256))) {
         PyErr_SetString(PyExc_ValueError, "key_except_table: expected int32[f, 256], "
-                        "uint8[f], int32[256] and 0 <= final < f");
+                        "uint8[f], int32[256], 0 <= final < f (and int32[256])");
         goto done;
     }
     const int32_t *fixed = v[0].buf, *template = v[2].buf;
@@ -296,7 +359,16 @@ static PyObject *key_except_table(PyObject *self, PyObject *args) {
         for (int b = 0; b < 256; b++) row[b] = ids[row[b] + 1];
     }
     if (_PyBytes_Resize(&table, (Py_ssize_t)(4 * 256 * k)) < 0) goto done;
-    result = Py_BuildValue("(Oy#)", table, (const char *)acc, (Py_ssize_t)k);
+    if (n_bufs == 4) {
+        int32_t cls[256];
+        if (key_except_classes(&t, order, k, f, (const int32_t *)PyBytes_AS_STRING(table),
+                               v[3].buf, cls) < 0)
+            goto done;
+        result = Py_BuildValue("(Oy#y#)", table, (const char *)acc, (Py_ssize_t)k,
+                               (const char *)cls, (Py_ssize_t)sizeof cls);
+    } else {
+        result = Py_BuildValue("(Oy#)", table, (const char *)acc, (Py_ssize_t)k);
+    }
     goto done;
 outside:
     PyErr_SetString(PyExc_ValueError, "key_except_table: a transition leads outside the "

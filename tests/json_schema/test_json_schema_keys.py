@@ -40,6 +40,25 @@ def test_random_name_sets_equal_the_regex_pipeline():
         assert _same(key_except_automaton(names, pattern), _build_general(pattern, 10_000)), names
 
 
+def test_byte_classes_read_off_the_trie_equal_the_column_classes():
+    """The classes given with the table (from the trie's edges) are the ones hashing its
+    columns finds, numbering included: names sharing suffixes (merged trie states, where two
+    edge bytes can be alike), prefixes of one another, the empty name, no names."""
+    from constrained.automata._dfa_tables import class_columns
+    rng = random.Random(23)
+    alphabet = "abcxyz_-0129AZ .~{}"
+    sets = [(), ("",), ("ab", "ac"), ("xab", "yab", "ab"), ("a", "ab", "abc")]
+    for _ in range(600):
+        sets.append(tuple({"".join(rng.choice(alphabet[:rng.randint(2, len(alphabet))])
+                                   for _ in range(rng.randint(0, 6)))
+                           for _ in range(rng.randint(0, 12))}))
+    for names in sets:
+        dfa = key_except_automaton(list(names), key_except(names))
+        want = np.zeros(256, dtype=np.int32)
+        class_columns(np.ascontiguousarray(dfa.transitions), want)
+        assert np.array_equal(dfa.byte_classes, want), names
+
+
 def test_the_cache_key_names_the_name_set():
     """The key comes from the names (not the table): equal exactly where the names are."""
     rng = random.Random(5)

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
-from ...automata._dfa_tables import minimize_table
+from ...automata._dfa_tables import class_columns, minimize_table
 from ...automata._tries import key_except_parts, key_except_table
 from .chars import ANY_CHAR, complement, json_char, literal_char, literal_string
 
@@ -70,13 +70,32 @@ def _key_except_automaton(names: tuple[str, ...], pattern: str) -> ByteDFA:
     table is written."""
     rows, acc, template, final = _key_except_parts()
     words = sorted({n.encode("ascii") for n in names})
-    table, accepting = key_except_table(words, rows, acc.view(np.uint8), template, final)
+    table, accepting, classes = key_except_table(words, rows, acc.view(np.uint8), template,
+                                                 final, _key_except_base_classes())
     dfa = ByteDFA(np.frombuffer(table, dtype=np.int32).reshape(-1, 256),
                   np.frombuffer(accepting, dtype=np.uint8).view(bool), 0, pattern)
     # minimal and canonically numbered, the automaton is a function of the name set: so is
     # its cache key (hashing the names is cheaper than hashing the table)
     dfa.__dict__["key"] = hashlib.sha256(b"key-except-v1|" + b"\0".join(words)).hexdigest()
+    # and its byte classes are read off the trie (lexer products need them; hashing the
+    # table's columns cost as much as building it)
+    dfa.__dict__["byte_classes"] = np.frombuffer(classes, dtype=np.int32)
     return dfa
+
+
+@lru_cache(maxsize=1)
+def _key_except_base_classes() -> np.ndarray:
+    """The byte classes of the rows of every key-except automaton that do not depend on the
+    names: the fixed states, the state before the opening quote and the trie's template row
+    (a trie row differs from it only on its edges and on the quote)."""
+    rows, _, template, final = _key_except_parts()
+    before_quote = np.full(256, -1, dtype=np.int32)
+    before_quote[ord('"')] = len(rows)      # a state of its own
+    stacked = np.vstack([rows, before_quote[None, :], template[None, :]]).astype(np.int32)
+    classes = np.zeros(256, dtype=np.int32)
+    class_columns(np.ascontiguousarray(stacked), classes)
+    classes.setflags(write=False)
+    return classes
 
 
 @lru_cache(maxsize=1)
