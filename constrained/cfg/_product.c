@@ -235,10 +235,38 @@ static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ss
         free(tmp);
         return -1;
     }
+    /* per byte class, the live pairs after it (component order), gathered pair by pair: a
+     * text component moves on one class only, so a state costs its pairs plus its classes
+     * rather than their product. Counted first, so the buckets take what they hold. */
+    Py_ssize_t bucket_cap = 64 + 2 * r;
+    int32_t *bucket = malloc(sizeof(int32_t) * 2 * (size_t)bucket_cap);
+    int32_t *filled = malloc(sizeof(int32_t) * (size_t)r);
+    int64_t *first = malloc(sizeof(int64_t) * (size_t)(r + 1));
+    if (!bucket || !filled || !first) {
+        free(tmp);
+        free(bucket);
+        free(filled);
+        free(first);
+        return -1;
+    }
     int status = 0;
     for (Py_ssize_t s = 0; s < p->n && status == 0; s++) {
         if (p->count[s] == 1) {
             int32_t j = p->pool[2 * p->start[s]], q = p->pool[2 * p->start[s] + 1];
+            if (tables->word[j]) {
+                /* a text's chain: its next byte's class alone goes on */
+                int64_t id = -1;
+                int32_t c1 = -1;
+                if (q < tables->word_len[j]) {
+                    c1 = tables->cls[tables->word[j][q]];
+                    id = intern_single(p, single, tables->state_off, j, q + 1, r, max_states);
+                    if (id < 0) { status = (int)id; break; }
+                }
+                int32_t *out = p->ids + s * r;
+                for (Py_ssize_t c = 0; c < r; c++) out[c] = -1;
+                if (c1 >= 0) out[c1] = (int32_t)id;
+                continue;
+            }
             const int32_t *row = reduced_row(tables, j, q, r);
             for (Py_ssize_t c = 0; c < r; c++) {
                 int64_t id = -1;
@@ -250,36 +278,67 @@ static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ss
             }
             continue;
         }
-        {
-            const int32_t *live = p->pool + 2 * p->start[s];
-            for (Py_ssize_t i = 0; i < p->count[s]; i++)
-                reduced_row(tables, live[2 * i], live[2 * i + 1], r);
-        }
-        for (Py_ssize_t c = 0; c < r; c++) {
-            /* the pool may move while interning: re-read the state's pairs every class */
-            const int32_t *live = p->pool + 2 * p->start[s];
-            Py_ssize_t n_live = p->count[s], m = 0;
-            for (Py_ssize_t i = 0; i < n_live; i++) {
-                int32_t j = live[2 * i], q = live[2 * i + 1];
-                int32_t nq = tables->tables[tables->offsets[j] + (int64_t)q * r + c];
-                if (nq >= 0) {
-                    tmp[2 * m] = j;
-                    tmp[2 * m + 1] = nq;
-                    m++;
-                }
+        Py_ssize_t n_live = p->count[s];
+        for (Py_ssize_t c = 0; c < r; c++) filled[c] = 0;
+        const int32_t *live = p->pool + 2 * p->start[s];
+        for (Py_ssize_t i = 0; i < n_live; i++) {
+            int32_t j = live[2 * i], q = live[2 * i + 1];
+            if (tables->word[j]) {
+                if (q < tables->word_len[j]) filled[tables->cls[tables->word[j][q]]]++;
+                continue;
             }
+            const int32_t *row = reduced_row(tables, j, q, r);
+            for (Py_ssize_t c = 0; c < r; c++) filled[c] += row[c] >= 0;
+        }
+        first[0] = 0;
+        for (Py_ssize_t c = 0; c < r; c++) {
+            first[c + 1] = first[c] + filled[c];
+            filled[c] = 0;
+        }
+        if (first[r] > bucket_cap) {
+            bucket_cap = 2 * first[r];
+            int32_t *grown = realloc(bucket, sizeof(int32_t) * 2 * (size_t)bucket_cap);
+            if (!grown) { status = -1; break; }
+            bucket = grown;
+        }
+        for (Py_ssize_t i = 0; i < n_live; i++) {
+            int32_t j = live[2 * i], q = live[2 * i + 1];
+            if (tables->word[j]) {
+                if (q < tables->word_len[j]) {
+                    int32_t c = tables->cls[tables->word[j][q]];
+                    int32_t *b = bucket + 2 * (first[c] + filled[c]++);
+                    b[0] = j;
+                    b[1] = q + 1;
+                }
+                continue;
+            }
+            const int32_t *row = reduced_row(tables, j, q, r);
+            for (Py_ssize_t c = 0; c < r; c++)
+                if (row[c] >= 0) {
+                    int32_t *b = bucket + 2 * (first[c] + filled[c]++);
+                    b[0] = j;
+                    b[1] = row[c];
+                }
+        }
+        /* (interning below may move the pool: the pairs were read above) */
+        for (Py_ssize_t c = 0; c < r; c++) {
+            const int32_t *b = bucket + 2 * first[c];
+            Py_ssize_t m = filled[c];
             int64_t id = -1;
             if (m == 1) {
-                id = intern_single(p, single, tables->state_off, tmp[0], tmp[1], r, max_states);
+                id = intern_single(p, single, tables->state_off, b[0], b[1], r, max_states);
                 if (id < 0) { status = (int)id; break; }
             } else if (m) {
-                id = intern(p, tmp, m, r, max_states);
+                id = intern(p, b, m, r, max_states);
                 if (id < 0) { status = (int)id; break; }
             }
             p->ids[s * r + c] = (int32_t)id;
         }
     }
     free(tmp);
+    free(bucket);
+    free(filled);
+    free(first);
     return status;
 }
 
