@@ -23,11 +23,14 @@ def test_infinite_is_the_product_reaching_a_cycle(terms):
 
 
 TEXTS = [b'"name"', b'"nick"', b'"n"', b"ab", b"\xc3\xa9t\xc3\xa9", b'"a\\"b"', b"x"]
+# many keys sharing prefixes (states where a dozen chains are live at once)
+KEYS = [b'"%s"' % w for w in (b"id", b"idx", b"ids", b"name", b"names", b"nick", b"n", b"type",
+                              b"types", b"typed", b"tag", b"tags", b"t")]
 
 
 @pytest.mark.parametrize("texts,others", [
     (TEXTS[:3], []), (TEXTS, []), (TEXTS[:2], [5, 9]), (TEXTS[3:5], [1, 2, 7]),
-    ([TEXTS[0], TEXTS[0]], [4])])
+    ([TEXTS[0], TEXTS[0]], [4]), (KEYS, [5]), (KEYS, [4, 9]), (KEYS[::2], [3, 5, 9])])
 def test_texts_read_as_chains_give_the_automata_product(texts, others):
     """A component given as its one text is the product of the text's automaton: same
     states, transitions, accepting terminals, component states and cycles."""
