@@ -210,9 +210,14 @@ static int64_t intern_single(Product *p, int32_t *single, const int64_t *state_o
 /* The product of the components' transitions restricted to class representatives (r
  * classes); status 0 ok, -1 memory, -2 too many states. */
 static int explore(Product *p, const Reduced *tables, const int32_t *init, Py_ssize_t k,
-                   Py_ssize_t r, Py_ssize_t max_states, int32_t *single) {
-    p->cap = 64;
-    p->pool_cap = 64 + k;
+                   Py_ssize_t r, Py_ssize_t max_states, int32_t *single, int64_t expect) {
+    /* room for ``expect`` states from the start (most products have about as many states
+     * as their components together: growing the tables by doubling copied them several
+     * times) */
+    if (expect > max_states + 1) expect = max_states + 1;
+    if (expect > 4096) expect = 4096;
+    p->cap = expect > 64 ? (Py_ssize_t)expect : 64;
+    p->pool_cap = p->cap + k;
     p->pool = malloc(sizeof(int32_t) * 2 * p->pool_cap);
     p->start = malloc(sizeof(int64_t) * p->cap);
     p->count = malloc(sizeof(int32_t) * p->cap);
@@ -549,7 +554,7 @@ static PyObject *lexer_tables(PyObject *self, PyObject *args) {
     memset(single, 0xff, sizeof(int32_t) * (size_t)(total_states + 1));
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = explore(&p, &rt, init, k, r, max_states, single);
+    status = explore(&p, &rt, init, k, r, max_states, single, total_states + 1);
     Py_END_ALLOW_THREADS
     if (status == -2) {
         result = Py_BuildValue("nOOOOOOOOOOO", (Py_ssize_t)-1, Py_None, Py_None, Py_None,
