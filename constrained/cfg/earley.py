@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from array import array
+from bisect import bisect_left
 
 import numpy as np
 
@@ -206,8 +208,8 @@ class EarleyParser:
         key = (next_symbols, static)
         sets = self._sets.get(key)
         if sets is None:
-            n_term = self.n_terminals
-            exp = frozenset(s for s in _symbols(next_symbols) if s < n_term) | static.expected
+            symbols = _symbols(next_symbols)     # sorted: the terminals come first
+            exp = frozenset(symbols[:bisect_left(symbols, self.n_terminals)]) | static.expected
             sets = (exp, exp | self.grammar.ignore)
             untrack_all(exp, sets[1], sets, key)
             sets = self._sets.setdefault(key, sets)
@@ -274,8 +276,12 @@ class EarleyParser:
         return got if got.__class__ is Column else self._intern(got)
 
 
+# the array typecode of a 32-bit int (lists of a few symbols convert faster than with numpy)
+_INT32 = next(code for code in "ilh" if array(code).itemsize == 4)
+
+
 def _symbols(packed: bytes) -> list[int]:
-    return np.frombuffer(packed, dtype=np.int32).tolist()
+    return array(_INT32, packed).tolist()
 
 
 def _pack_symbols(symbols: list[int]) -> bytes:
