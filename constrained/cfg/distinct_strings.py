@@ -46,6 +46,35 @@ _QUOTE = 0x22
 _REPEATS, _OUTSIDE, _EMPTY, _CHECK = "duplicate", "outside", "empty", "check"
 
 
+class _SharedFacts:
+    """What the matchers of one compiled grammar learn and share (made with its first
+    matcher: a matcher per sequence then costs a lookup)."""
+
+    __slots__ = ("forbidden", "masked", "never_bad", "separators", "closing_verdicts",
+                 "array_terms")
+
+    def __init__(self, compiled) -> None:
+        # what each (grammar state, scan state) forbids
+        self.forbidden: dict = {}
+        # and the masks of the most recent states where it forbids some
+        self.masked = LRUCache(_MASKED_CACHE_SIZE)
+        # per (grammar state, scan phase, innermost container's kind): the tokens whose
+        # verdict holds whatever the keys written (they close no string and end in a key
+        # with infinitely many completions)
+        self.never_bad: dict = {}
+        # per such place: the grammar's tokens there that may open a key after a separator,
+        # safe ones left out (as of the safe set's size), and those that may close the key
+        # being read and open another
+        self.separators: dict = {}
+        # per (closing place, token): whether a token that starts by closing a value string
+        # is safe whatever the keys written (see _closing_place)
+        self.closing_verdicts: dict = {}
+        # the terminals that open arrays of distinct strings
+        names = set(compiled.grammar.distinct_arrays)
+        self.array_terms = frozenset(i for i, n in enumerate(compiled.prepared.terminal_names)
+                                     if n in names)
+
+
 class DistinctStringsMatcher(CFGMatcher):
     """A CFGMatcher that also keeps every JSON object's keys (and every array of distinct
     strings' items) distinct.
@@ -58,27 +87,16 @@ class DistinctStringsMatcher(CFGMatcher):
     def __init__(self, compiled) -> None:
         super().__init__(compiled)
         self._scans: list = [INITIAL]
-        # what each (grammar state, scan state) forbids, shared by the grammar's matchers
-        self._cache: dict = compiled.__dict__.setdefault("_distinct_forbidden", {})
-        # and the masks of the most recent states where it forbids some
-        self._masked: LRUCache = compiled.__dict__.setdefault("_distinct_masks",
-                                                              LRUCache(_MASKED_CACHE_SIZE))
-        # per (grammar state, scan phase, innermost container's kind): the tokens whose
-        # verdict holds whatever the keys written (they close no string and end in a key
-        # with infinitely many completions)
-        self._never_bad: dict = compiled.__dict__.setdefault("_distinct_never_bad", {})
-        # per such place: the grammar's tokens there that may open a key after a separator,
-        # safe ones left out (as of the safe set's size), and those that may close the key
-        # being read and open another
-        self._separators: dict = compiled.__dict__.setdefault("_distinct_separators", {})
-        # per (closing place, token): whether a token that starts by closing a value string
-        # is safe whatever the keys written (see _closing_place)
-        self._closing_verdicts: dict = compiled.__dict__.setdefault("_distinct_closing", {})
+        shared = compiled.__dict__.get("_distinct_shared")
+        if shared is None:      # the first matcher of this grammar
+            shared = compiled.__dict__.setdefault("_distinct_shared", _SharedFacts(compiled))
+        self._cache = shared.forbidden
+        self._masked = shared.masked
+        self._never_bad = shared.never_bad
+        self._separators = shared.separators
+        self._closing_verdicts = shared.closing_verdicts
+        self._array_terms = shared.array_terms
         self._index = None
-        prepared = compiled.prepared
-        names = set(compiled.grammar.distinct_arrays)
-        self._array_terms = frozenset(i for i, n in enumerate(prepared.terminal_names)
-                                      if n in names)
 
     # masks ---------------------------------------------------------------------------------
     def _current_mask(self) -> np.ndarray:

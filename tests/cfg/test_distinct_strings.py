@@ -401,4 +401,4 @@ def test_masks_match_the_oracle_with_infinitely_many_keys(values, most):
     assert {b'{"a":"p","b', b'{"b":"p","b'} <= seen
     assert compared > 10_000
     if len(values) > 1:     # verdicts of tokens closing a value string were shared
-        assert any(compiled.__dict__["_distinct_closing"].values())
+        assert any(compiled.__dict__["_distinct_shared"].closing_verdicts.values())
