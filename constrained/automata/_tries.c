@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_hashed_classes.h"
+
 typedef struct {
     int32_t *parent, *first, *next, *state;
     uint8_t *byte, *final;
@@ -227,6 +229,22 @@ static void key_except_row(const Trie *t, Py_ssize_t s, Py_ssize_t f, const int3
     }
 }
 
+typedef struct {
+    const int32_t *table, *base, *edges;
+    Py_ssize_t k;
+} KeyColumns;
+
+/* bytes of equal base class and edge count: alike when on no edge, else when their columns
+ * are equal */
+static int same_key_column(const void *ctx, int a, int b) {
+    const KeyColumns *c = ctx;
+    if (c->base[a] != c->base[b] || c->edges[a] != c->edges[b]) return 0;
+    if (!c->edges[b]) return 1;
+    Py_ssize_t row = 0;
+    while (row < c->k && c->table[row * 256 + a] == c->table[row * 256 + b]) row++;
+    return row == c->k;
+}
+
 /* The byte classes of a key_except_table table (bytes every state treats alike, numbered by
  * first byte, as column_classes numbers them) from ``base``, the classes of the rows that do not
  * depend on the names (the fixed states, the state before the quote, the trie's template row):
@@ -256,31 +274,9 @@ static int key_except_classes(const Trie *t, const int32_t *order, Py_ssize_t k,
             edges[b]++;
         }
     }
-    int16_t slot[512];
-    for (int i = 0; i < 512; i++) slot[i] = -1;
-    int n = 0;
-    for (int b = 0; b < 256; b++) {
-        uint64_t hb = mix(h[b], (uint64_t)edges[b]);
-        int c = -1;
-        Py_ssize_t i = (Py_ssize_t)(hb >> 55);
-        for (; slot[i] >= 0; i = (i + 1) & 511) {
-            int rb = reps[slot[i]];
-            if (base[rb] != base[b] || edges[rb] != edges[b] || h[rb] != h[b]) continue;
-            Py_ssize_t row = 0;
-            if (edges[b])       /* hashes agree: compare the columns */
-                while (row < k && table[row * 256 + rb] == table[row * 256 + b]) row++;
-            if (!edges[b] || row == k) {
-                c = slot[i];
-                break;
-            }
-        }
-        if (c < 0) {
-            c = n++;
-            reps[c] = b;
-            slot[i] = (int16_t)c;
-        }
-        cls[b] = c;
-    }
+    for (int b = 0; b < 256; b++) h[b] = mix(h[b], (uint64_t)edges[b]);
+    KeyColumns ctx = {table, base, edges, k};
+    classes_from_hashes(h, same_key_column, &ctx, cls, reps);
     return 0;
 }
 

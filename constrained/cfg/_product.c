@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "../automata/_cycles.h"
+#include "../automata/_hashed_classes.h"
 
 /* States are stored sparsely: the (component, state) pairs of their live components, in
  * component order, in one pool; hashing and comparing cost the live count, not k. */
@@ -122,6 +123,18 @@ static int64_t intern(Product *p, const int32_t *t, Py_ssize_t m, Py_ssize_t r,
 
 /* Byte classes of the union: bytes every component puts in the same class of its own.
  * cls[b] is b's class (numbered by first byte), reps[c] the first byte of class c. */
+typedef struct {
+    const int32_t *const *classes;
+    Py_ssize_t k;
+} Components;
+
+static int same_in_every_component(const void *ctx, int a, int b) {
+    const Components *c = ctx;
+    Py_ssize_t j = 0;
+    while (j < c->k && c->classes[j][a] == c->classes[j][b]) j++;
+    return j == c->k;
+}
+
 static int union_byte_classes(const int32_t *const *classes, Py_ssize_t k, int32_t *cls,
                               int32_t *reps) {
     uint64_t h[256];
@@ -132,31 +145,8 @@ static int union_byte_classes(const int32_t *const *classes, Py_ssize_t k, int32
                     (h[b] >> 2);
             h[b] *= 0xBF58476D1CE4E5B9ULL;
         }
-    /* classes found by hash (open addressing over 512 slots, never full): linear in 256 */
-    int16_t slot[512];
-    for (int i = 0; i < 512; i++) slot[i] = -1;
-    int n = 0;
-    for (int b = 0; b < 256; b++) {
-        int c = -1;
-        Py_ssize_t i = (Py_ssize_t)(h[b] >> 55);
-        for (; slot[i] >= 0; i = (i + 1) & 511) {
-            int rb = reps[slot[i]];
-            if (h[rb] != h[b]) continue;
-            Py_ssize_t j = 0;
-            while (j < k && classes[j][rb] == classes[j][b]) j++;
-            if (j == k) {
-                c = slot[i];
-                break;
-            }
-        }
-        if (c < 0) {
-            c = n++;
-            reps[c] = b;
-            slot[i] = (int16_t)c;
-        }
-        cls[b] = c;
-    }
-    return n;
+    Components ctx = {classes, k};
+    return classes_from_hashes(h, same_in_every_component, &ctx, cls, reps);
 }
 
 /* The rows of the components' transitions restricted to the class representatives: row
