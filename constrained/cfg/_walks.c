@@ -494,6 +494,232 @@ fail:
     return NULL;
 }
 
+/* walk_components(parts, accepting, init, node_byte, depth, skip, lo, own, token_ids,
+ * max_depth, roots, max_visits) -> (ok ids, [(set, crossing nodes)], [component positions of
+ * each set]) or None: the walk below trie nodes ``roots`` from the empty lexeme of a lexer
+ * whose product is not built, reading its components directly. ``parts`` holds per component
+ * its one text (bytes) or its int32[n, 256] table, ``accepting`` None or its uint8[n] flags,
+ * ``init`` (int32) its initial states. The state is the set of live (component, state) pairs,
+ * one set per depth below a root; the tokens found ok and the crossing nodes (grouped by the
+ * components that accept the lexeme before them, groups numbered in order of first crossing)
+ * are those ``walk`` finds on the product. None once more than ``max_visits`` nodes were
+ * read (the product is then worth building). */
+static PyObject *walk_components(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_parts, *o_acc, *objs[8];
+    long long max_depth, max_visits;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOOOLOL", &PyList_Type, &o_parts, &PyList_Type,
+                          &o_acc, &objs[0], &objs[1], &objs[2], &objs[3], &objs[4], &objs[5],
+                          &objs[6], &max_depth, &objs[7], &max_visits))
+        return NULL;
+    Py_ssize_t k = PyList_GET_SIZE(o_parts);
+    if (PyList_GET_SIZE(o_acc) != k || k < 1 || max_depth < 1 || max_depth > 65535) {
+        PyErr_SetString(PyExc_ValueError, "walk_components: inconsistent components");
+        return NULL;
+    }
+    /* init, node_byte, depth, skip, lo, own, token_ids, roots */
+    static const Py_ssize_t sizes[8] = {4, 1, 2, 4, 4, 4, 4, 4};
+    Py_buffer v[8];
+    if (get_buffers(objs, v, 8, 8) < 0) return NULL;
+    Py_buffer *comp = calloc((size_t)(2 * k), sizeof(Py_buffer));
+    const int32_t **table = calloc((size_t)k, sizeof(int32_t *));
+    const uint8_t **acc = calloc((size_t)k, sizeof(uint8_t *));
+    const uint8_t **word = calloc((size_t)k, sizeof(uint8_t *));
+    Py_ssize_t *n_st = calloc((size_t)k, sizeof(Py_ssize_t));
+    int got = 0;
+    PyObject *result = NULL;
+    int32_t *pool = NULL, *lvl = NULL, *out_ok = NULL, *out_nodes = NULL, *out_cls = NULL;
+    int32_t *sets = NULL, *set_start = NULL, *set_len = NULL, *tmp = NULL;
+    if (!comp || !table || !acc || !word || !n_st) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int bad = 0;
+    for (int b = 0; b < 8 && !bad; b++) bad = v[b].itemsize != sizes[b];
+    const int32_t *init = v[0].buf;
+    const uint8_t *node_byte = v[1].buf;
+    const int16_t *depth = v[2].buf;
+    const int32_t *skip = v[3].buf, *lo = v[4].buf, *own = v[5].buf;
+    const int32_t *token_ids = v[6].buf, *roots = v[7].buf;
+    Py_ssize_t n_nodes = v[1].len, n_roots = v[7].len / 4;
+    bad = bad || v[0].len != 4 * k || v[2].len != 2 * n_nodes || v[3].len != 4 * n_nodes ||
+          v[4].len != 4 * n_nodes || v[5].len != 4 * n_nodes;
+    for (Py_ssize_t j = 0; j < k && !bad; j++) {
+        PyObject *part = PyList_GET_ITEM(o_parts, j), *a = PyList_GET_ITEM(o_acc, j);
+        if (PyBytes_Check(part) && a == Py_None) {
+            word[j] = (const uint8_t *)PyBytes_AS_STRING(part);
+            n_st[j] = PyBytes_GET_SIZE(part);       /* the text's length */
+            bad = init[j] < -1 || init[j] > n_st[j];
+            continue;
+        }
+        if (PyObject_GetBuffer(part, &comp[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+        got++;
+        if (PyObject_GetBuffer(a, &comp[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        got++;
+        Py_buffer *bt = &comp[got - 2], *ba = &comp[got - 1];
+        n_st[j] = ba->len;
+        bad = bt->itemsize != 4 || ba->itemsize != 1 || bt->len != 4 * 256 * ba->len ||
+              init[j] < -1 || init[j] >= ba->len;
+        table[j] = bt->buf;         /* (a ByteDFA's table: its targets are its states) */
+        acc[j] = ba->buf;
+    }
+    /* the trie is the vocabulary's (token_tables checks it once, as the other walks trust) */
+    for (Py_ssize_t r = 0; r < n_roots && !bad; r++) bad = roots[r] < 0 || roots[r] >= n_nodes;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "walk_components: inconsistent tables or trie");
+        goto done;
+    }
+    Py_ssize_t k0 = 0;
+    for (Py_ssize_t j = 0; j < k; j++) k0 += init[j] >= 0;
+    /* level d (the state after the byte at depth d) starts at lvl[2d] and holds lvl[2d+1]
+     * pairs; a level holds at most as many pairs as the one above it */
+    pool = malloc(sizeof(int32_t) * 2 * (size_t)(k0 + 1) * (size_t)(max_depth + 1));
+    lvl = malloc(sizeof(int32_t) * 2 * (size_t)(max_depth + 1));
+    Py_ssize_t cap_ok = 64, cap_cross = 64, n_ok = 0, n_cross = 0, n_sets = 0, cap_sets = 8;
+    Py_ssize_t sets_n = 0, sets_cap = 64;
+    out_ok = malloc(sizeof(int32_t) * (size_t)cap_ok);
+    out_nodes = calloc((size_t)cap_cross, sizeof(int32_t));
+    out_cls = calloc((size_t)cap_cross, sizeof(int32_t));
+    sets = malloc(sizeof(int32_t) * (size_t)sets_cap);
+    set_start = malloc(sizeof(int32_t) * (size_t)cap_sets);
+    set_len = malloc(sizeof(int32_t) * (size_t)cap_sets);
+    tmp = malloc(sizeof(int32_t) * (size_t)(k0 + 1));
+    if (!pool || !lvl || !out_ok || !out_nodes || !out_cls || !sets || !set_start || !set_len ||
+        !tmp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+#define GROW(arr, cap, need)                                                     \
+    do {                                                                         \
+        if ((need) > (cap)) {                                                    \
+            Py_ssize_t c_ = 2 * (need);                                          \
+            int32_t *g_ = realloc(arr, sizeof(int32_t) * (size_t)c_);            \
+            if (!g_) { PyErr_NoMemory(); goto done; }                            \
+            arr = g_;                                                            \
+            cap = c_;                                                            \
+        }                                                                        \
+    } while (0)
+    long long visits = 0;
+    for (Py_ssize_t r = 0; r < n_roots; r++) {
+        Py_ssize_t i = roots[r], end = skip[i];
+        int d0 = depth[i];
+        /* the level above the root: the initial pairs */
+        lvl[2 * (d0 - 1)] = 0;
+        Py_ssize_t m0 = 0;
+        for (Py_ssize_t j = 0; j < k; j++)
+            if (init[j] >= 0) {
+                pool[2 * m0] = (int32_t)j;
+                pool[2 * m0 + 1] = init[j];
+                m0++;
+            }
+        lvl[2 * (d0 - 1) + 1] = (int32_t)m0;
+        while (i < end) {
+            if (++visits > max_visits) {
+                result = Py_None;
+                Py_INCREF(result);
+                goto done;
+            }
+            int d = depth[i];
+            if (d < d0) break;      /* (a malformed trie) */
+            const int32_t *prev = pool + 2 * (int64_t)lvl[2 * (d - 1)];
+            Py_ssize_t n_prev = lvl[2 * (d - 1) + 1];
+            int32_t *next = pool + 2 * ((int64_t)lvl[2 * (d - 1)] + n_prev);
+            uint8_t b = node_byte[i];
+            Py_ssize_t m = 0;
+            for (Py_ssize_t p = 0; p < n_prev; p++) {
+                int32_t j = prev[2 * p], q = prev[2 * p + 1], nq;
+                if (word[j]) nq = q < n_st[j] && word[j][q] == b ? q + 1 : -1;
+                else nq = table[j][(int64_t)q * 256 + b];
+                if (nq >= 0) {
+                    next[2 * m] = j;
+                    next[2 * m + 1] = nq;
+                    m++;
+                }
+            }
+            if (m) {
+                lvl[2 * d] = lvl[2 * (d - 1)] + (int32_t)n_prev;
+                lvl[2 * d + 1] = (int32_t)m;
+                GROW(out_ok, cap_ok, n_ok + own[i]);
+                for (int32_t t = lo[i], e = lo[i] + own[i]; t < e; t++)
+                    out_ok[n_ok++] = token_ids[t];
+                i++;
+                continue;
+            }
+            /* the byte ends the lexeme: a crossing when the lexeme is a full match */
+            Py_ssize_t a = 0;
+            for (Py_ssize_t p = 0; p < n_prev; p++) {
+                int32_t j = prev[2 * p], q = prev[2 * p + 1];
+                if (word[j] ? q == n_st[j] : acc[j][q] != 0) tmp[a++] = j;
+            }
+            if (a) {
+                Py_ssize_t c = 0;
+                for (; c < n_sets; c++)
+                    if (set_len[c] == a &&
+                        memcmp(sets + set_start[c], tmp, sizeof(int32_t) * (size_t)a) == 0)
+                        break;
+                if (c == n_sets) {
+                    if (n_sets == cap_sets) {      /* set_start and set_len grow together */
+                        cap_sets *= 2;
+                        int32_t *g1 = realloc(set_start, sizeof(int32_t) * (size_t)cap_sets);
+                        if (g1) set_start = g1;
+                        int32_t *g2 = g1 ? realloc(set_len, sizeof(int32_t) * (size_t)cap_sets)
+                                         : NULL;
+                        if (g2) set_len = g2;
+                        if (!g1 || !g2) { PyErr_NoMemory(); goto done; }
+                    }
+                    GROW(sets, sets_cap, sets_n + a);
+                    memcpy(sets + sets_n, tmp, sizeof(int32_t) * (size_t)a);
+                    set_start[n_sets] = (int32_t)sets_n;
+                    set_len[n_sets] = (int32_t)a;
+                    sets_n += a;
+                    n_sets++;
+                }
+                if (n_cross == cap_cross) {      /* out_nodes and out_cls grow together */
+                    cap_cross *= 2;
+                    int32_t *g1 = realloc(out_nodes, sizeof(int32_t) * (size_t)cap_cross);
+                    if (g1) out_nodes = g1;
+                    int32_t *g2 = g1 ? realloc(out_cls, sizeof(int32_t) * (size_t)cap_cross)
+                                     : NULL;
+                    if (g2) out_cls = g2;
+                    if (!g1 || !g2) { PyErr_NoMemory(); goto done; }
+                }
+                out_nodes[n_cross] = (int32_t)i;
+                out_cls[n_cross++] = (int32_t)c;
+            }
+            i = skip[i];
+        }
+    }
+#undef GROW
+    {
+        PyObject *ok = PyBytes_FromStringAndSize((const char *)out_ok, 4 * n_ok);
+        PyObject *groups = crossing_groups(out_nodes, out_cls, n_cross);
+        PyObject *members = PyList_New(n_sets);
+        for (Py_ssize_t c = 0; c < n_sets && members; c++) {
+            PyObject *t = PyTuple_New(set_len[c]);
+            if (!t) { Py_CLEAR(members); break; }
+            for (int32_t x = 0; x < set_len[c]; x++) {
+                PyObject *pos = PyLong_FromLong(sets[set_start[c] + x]);
+                if (!pos) { Py_DECREF(t); t = NULL; break; }
+                PyTuple_SET_ITEM(t, x, pos);
+            }
+            if (!t) { Py_CLEAR(members); break; }
+            PyList_SET_ITEM(members, c, t);
+        }
+        if (ok && groups && members) result = Py_BuildValue("OOO", ok, groups, members);
+        Py_XDECREF(ok);
+        Py_XDECREF(groups);
+        Py_XDECREF(members);
+    }
+done:
+    for (int x = 0; x < got; x++) PyBuffer_Release(&comp[x]);
+    for (int x = 0; x < 8; x++) PyBuffer_Release(&v[x]);
+    free(comp); free(table); free(acc); free(word); free(n_st);
+    free(pool); free(lvl); free(out_ok); free(out_nodes); free(out_cls);
+    free(sets); free(set_start); free(set_len); free(tmp);
+    return result;
+}
+
 /* sub[i]: the 256-bit set of the bytes of node i and of every node below it (preorder);
  * rest[i]: the most bytes of a token below node i counted from its own byte (the longest
  * path down to a leaf, capped at 255) */
@@ -825,6 +1051,10 @@ static PyMethodDef methods[] = {
      "out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "
      "as int32 bytes by accepting class"},
+    {"walk_components", walk_components, METH_VARARGS,
+     "walk_components(parts, accepting, init, node_byte, depth, skip, lo, own, token_ids, "
+     "max_depth, roots, max_visits) -> (ok ids, [(set, crossing nodes)], [component positions "
+     "per set]), or None past max_visits nodes"},
     {"text_reach", text_reach, METH_VARARGS,
      "text_reach(trans, byte_class, cross, text, text_start, state, cap, text_chars, "
      "text_cross) -> "

@@ -75,5 +75,5 @@ def compile_cfg(grammar: Grammar, vocab: Vocabulary, *, max_rules: int = 100_000
                         table_cache_size=table_cache_size, disk_cache=bool(options.get("cache", True)))
     compiled = CompiledCFG(grammar, vocab, prepared, runtime, engine)
     if warm:
-        runtime.lexer(runtime.parser.initial.candidates)
+        runtime.lexer(runtime.parser.initial.candidates).build()
     return compiled

@@ -1,4 +1,4 @@
-"""The lexer of one candidate terminal set: the union DFA of its terminals, built eagerly.
+"""The lexer of one candidate terminal set: the union DFA of its terminals.
 
 At a lexeme start the candidates are the terminals the parser expects plus the ignored ones.
 The lexer reads bytes while some candidate can still match an extension of the lexeme (every
@@ -12,9 +12,15 @@ are shared process-wide: JSON strings, numbers and literals recur in every schem
 A terminal of one literal text (a property name, a const) enters the product as its text, not
 as an automaton: the product reads the chain off the text, so a lexer of many names builds
 none of their automata.
+
+The product is built whole on first use of its tables (``Lexer.build``): a mask whose tokens
+only pass through a lexeme's first bytes (the tokens after an object's opening brace read the
+start of its keys) walks the components directly, so a lexer that no text enters yet costs
+nothing.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -96,9 +102,21 @@ def _product_tables(keys: tuple, comps: tuple[bytes | ByteDFA, ...],
     return tables
 
 
+# what a Lexer reads off its product tables (built on first use: see Lexer.build)
+_TABLE_ATTRS = frozenset({"table", "byte_class", "rows", "class_terms", "_acc_class",
+                          "cross_class", "acc_list", "simulates_text", "text_chars",
+                          "text_cross", "components", "_tables"})
+_BUILD_LOCK = threading.Lock()
+
+
 class Lexer:
     """Union DFA over the terminals ``terms`` (see the module docstring). ``words[t]``, where
-    given and not None, is the one text terminal ``t`` matches."""
+    given and not None, is the one text terminal ``t`` matches.
+
+    The product tables are built on first use of any of them (``build``), or taken at once
+    when a lexer of the same components already built them: a walk that only passes through
+    this lexer's first bytes can read its components directly (``parts``, see
+    token_tables.walk_subtrees) without building the product."""
 
     def __init__(self, terms: frozenset[int], dfas: Sequence[ByteDFA], max_states: int = 20_000,
                  words: Sequence[bytes | None] | None = None) -> None:
@@ -110,10 +128,43 @@ class Lexer:
         # what each component is, as a cache key: its text or its automaton's digest
         self.keys: tuple[bytes | str, ...] = tuple(c if isinstance(c, bytes) else c.key
                                                    for c in self.parts)
-        tables = _product_tables(self.keys, self.parts, max_states)
-        if tables is None:
-            raise LimitExceededError(f"the lexer for terminals {self._names(order, dfas)} needs "
-                                     f"more than max_lexer_states={max_states} states")
+        self.order: tuple[int, ...] = tuple(order)      # terminal of each component
+        self.initial = 0
+        self._max_states = max_states
+        tables = _SHARED.get(self.keys)
+        if tables is not None and len(tables.table) <= max_states:
+            self._attach(tables)
+        # arrays, automata and sets of ints: nothing here refers back to a lexer
+        untrack_all(self, self.parts)
+
+    @property
+    def built(self) -> bool:
+        """Whether the product tables are there (reading any of them builds them)."""
+        return "_tables" in self.__dict__
+
+    def build(self) -> None:
+        """Build the product tables (LimitExceededError past ``max_states``)."""
+        if self.built:
+            return
+        with _BUILD_LOCK:
+            if self.built:
+                return
+            tables = _product_tables(self.keys, self.parts, self._max_states)
+            if tables is None:
+                raise LimitExceededError(
+                    f"the lexer for terminals {self._names(self.order)} needs more than "
+                    f"max_lexer_states={self._max_states} states")
+            self._attach(tables)
+
+    def __getattr__(self, name: str):
+        # only called for attributes not set yet: the tables' on first use
+        if name in _TABLE_ATTRS and "_tables" not in self.__dict__:
+            self.build()
+            return getattr(self, name)
+        raise AttributeError(f"'Lexer' object has no attribute {name!r}")
+
+    def _attach(self, tables: "_Tables") -> None:
+        order = self.order
         # successors per byte class: ``table[q, byte_class[b]]`` is the state after byte b
         self.table = tables.table
         self.byte_class = tables.byte_class
@@ -134,12 +185,9 @@ class Lexer:
         self.text_chars = tables.text_chars
         # and that class, once text_chars is known (-1: none)
         self.text_cross = tables.text_cross
-        self.order: tuple[int, ...] = tuple(order)      # terminal of each component
         self.components = tables.components
-        self.initial = 0
-        self._tables = tables
-        # arrays, automata and sets of ints: nothing here refers back to a lexer
-        untrack_all(self, self.parts)
+        self._tables = tables       # last: ``built`` reads it
+        untrack_all(self)           # (attributes set on an untracked object track it again)
 
     @cached_property
     def accepting_terms(self) -> list[frozenset[int]]:
@@ -182,7 +230,7 @@ class Lexer:
         return tables.dense
 
     @staticmethod
-    def _names(order, dfas) -> str:
+    def _names(order) -> str:
         return ", ".join(str(t) for t in order[:8]) + (" ..." if len(order) > 8 else "")
 
 

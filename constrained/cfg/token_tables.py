@@ -301,14 +301,56 @@ def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
 
     The walk depends only on the candidates' automata and the nodes, so it is shared
     process-wide like walk_trie's (what follows a key's closing quote recurs in every schema).
+    A lexer whose product is not built yet is read through its components, as long as the
+    walk stays small (``_walk_components``).
     """
     if not len(roots):
         return _NONE, []
     roots = np.ascontiguousarray(roots, dtype=np.int32)
     if len(roots) > _SHARED_ROOTS:
         return _walk(lexer, trie, 0, roots, False)
-    return _shared(_SUBTREE_WALKS, (trie.vocab_hash, lexer.keys, roots.tobytes()), lexer.order,
-                   lambda: _walk(lexer, trie, 0, roots, False))
+    key = (trie.vocab_hash, lexer.keys, roots.tobytes())
+    if not lexer.built:
+        hit = _SUBTREE_WALKS.get(key)
+        if hit is None:
+            found = _walk_components(lexer, trie, roots)
+            if found is not None:
+                untrack_all(*found[1], found[1], found, key)
+                hit = _SUBTREE_WALKS.put(key, found)
+        if hit is not None:
+            term_at = lexer.order.__getitem__
+            return hit[0], [(frozenset(map(term_at, pos)), nodes) for pos, nodes in hit[1]]
+    return _shared(_SUBTREE_WALKS, key, lexer.order, lambda: _walk(lexer, trie, 0, roots, False))
+
+
+# trie nodes a walk of a lexer's components may read before the product is built instead
+_COMPONENT_VISITS = 4096
+
+
+def _walk_components(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
+    """walk_subtrees' answer for a lexer whose product is not built, stored as _shared stores
+    it: (ok ids, ((component positions, nodes),)) with the components read directly
+    (``_walks.walk_components``); None when the walk would read more than _COMPONENT_VISITS
+    trie nodes."""
+    parts, accepting, initial = [], [], []
+    for part in lexer.parts:
+        if isinstance(part, bytes):
+            parts.append(part)
+            accepting.append(None)
+            initial.append(0)
+        else:
+            parts.append(part.transitions)
+            accepting.append(part.accepting.view(np.uint8))
+            initial.append(part.initial)
+    got = _walks.walk_components(parts, accepting, np.array(initial, dtype=np.int32),
+                                 trie.node_byte, trie.depth, trie.skip, trie.lo, trie.own,
+                                 trie.token_ids, trie.max_depth, roots,
+                                 _COMPONENT_VISITS)
+    if got is None:
+        return None
+    ok, groups, members = got
+    return (np.frombuffer(ok, dtype=np.int32),
+            tuple((members[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups))
 
 
 def _shared(cache: LRUCache, key, terms_at: list | tuple, walk):

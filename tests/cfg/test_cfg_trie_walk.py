@@ -378,3 +378,55 @@ def test_slice_rests_with_no_longer_tokens_allow_nothing():
         trie, np.frombuffer(_walks.slice_crossings(trie.node_byte, trie.depth, trie.skip,
                                                    trie.slice_chars, 1), dtype=np.int32))))
     assert got[0]
+
+
+def test_component_walks_equal_the_product_walk(llama3_vocab):
+    """Below random trie nodes, a lexer read through its components (product not built)
+    finds what the walk on its product finds: the same ok tokens and the same crossing nodes
+    for the same terminal sets, on lexers of keys (texts), key-except automata, strings,
+    numbers and whitespace; and the lexer stays unbuilt."""
+    props = {f"k{i}": {"type": ["integer", "string", "boolean"][i % 3]} for i in range(12)}
+    props["note"] = {"type": "string", "maxLength": 20}
+    g = Grammar.from_json_schema({"type": "object", "properties": props,
+                                  "required": ["k0", "k3"]}, property_order="any")
+    pg = prepare_grammar(g)
+    trie = preorder_trie(llama3_vocab)
+    rng = random.Random(13)
+    every = sorted(range(len(pg.dfas)))
+    compared = crossed = 0
+    for trial in range(120):
+        terms = frozenset(rng.sample(every, rng.randint(1, min(len(every), 12))))
+        nodes = sorted(rng.sample(range(trie.n_nodes), 300))
+        roots, end = [], -1
+        for n in nodes:
+            if n >= end and 1 <= trie.depth[n] <= 3 and trie.skip[n] - n < 200:
+                roots.append(n)
+                end = int(trie.skip[n])
+        roots = np.array(roots, dtype=np.int32)
+        lazy = Lexer(terms, pg.dfas, words=pg.words)
+        if lazy.built:          # (a lexer of these terminals was built before)
+            continue
+        got = token_tables._walk_components(lazy, trie, roots)
+        if got is None:
+            continue
+        assert not lazy.built
+        built = Lexer(terms, pg.dfas, words=pg.words)
+        built.build()
+        want = token_tables._walk(built, trie, 0, roots, False)
+        order = built.order
+        as_terms = [(frozenset(order[p] for p in pos), nodes) for pos, nodes in got[1]]
+        assert _as_sets(trie, got[0], as_terms) == _as_sets(trie, *want)
+        compared += 1
+        crossed += bool(as_terms)
+    assert compared > 60 and crossed > 10
+
+
+def test_component_walks_give_up_past_their_budget(llama3_vocab):
+    g = Grammar.from_lark('start: WORD\nWORD: /[a-zA-Z ]+/\n')
+    pg = prepare_grammar(g)
+    trie = preorder_trie(llama3_vocab)
+    lex = Lexer(frozenset(range(len(pg.dfas))), pg.dfas, words=pg.words)
+    roots = np.array([n for n in range(trie.n_nodes) if trie.depth[n] == 1], dtype=np.int32)
+    assert token_tables._walk_components(lex, trie, roots) is None     # the whole trie
+    ok, groups = walk_subtrees(lex, trie, roots)        # then the product is built
+    assert lex.built and len(ok)
