@@ -123,7 +123,8 @@ static int simulates(const Lex *lex, Py_ssize_t n_states, const int32_t *text,
  * K, the most characters k <= cap such that s stays alive on every prefix of every text of k
  * characters; and whether the count is tight: no text of K + 1 characters keeps s alive and s
  * never dies on a text byte in a state that completes a lexeme (so a text token of more than K
- * characters is dropped, never crosses). A breadth-first search over pairs (text state, lexer
+ * characters is dropped, never crosses); claimed only where no pair is reached by texts of two
+ * lengths. A breadth-first search over pairs (text state, lexer
  * state) by characters started (a pair keeps the fewest characters it is reached with).
  * The count is uniform when every text of more than K characters crosses at the first byte
  * of its character K + 1, in a state completing the same class (*cls): every pair reached
@@ -190,8 +191,11 @@ static int chars_read(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
     free(cur);
     free(next);
     if (k < 0 || k > cap) k = cap;
-    /* tight: every pair died by level k (none at k + 1) and no death could end a lexeme */
-    int tight = !n_cur && last == k && !crosses && k < cap;
+    /* tight: every pair died by level k (none at k + 1) and no death could end a lexeme; and
+     * no pair was reached by texts of two lengths: the search goes on from a pair only with
+     * the fewest characters, so a longer text through it (a const longer than the string
+     * type beside it: "startVersion" or any text of at most 11 characters) would be missed */
+    int tight = !n_cur && last == k && !crosses && !multi && k < cap;
     int uniform = !n_cur && last == k && k < cap && !multi && !mixed && most_fails == k &&
                   death_cls >= 0;
     if (cls) *cls = uniform ? death_cls : -1;

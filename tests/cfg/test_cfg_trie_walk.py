@@ -430,3 +430,29 @@ def test_component_walks_give_up_past_their_budget(llama3_vocab):
     assert token_tables._walk_components(lex, trie, roots) is None     # the whole trie
     ok, groups = walk_subtrees(lex, trie, roots)        # then the product is built
     assert lex.built and len(ok)
+
+
+@pytest.mark.parametrize("schema, prefixes", [
+    ({"anyOf": [{"const": "startVersion"}, {"type": "string", "maxLength": 11}]},
+     [b'"', b'"s', b'"start', b'"startVersio']),
+    ({"anyOf": [{"enum": ["abcdefghijkl", "xyz"]}, {"type": "string", "minLength": 2,
+                                                     "maxLength": 5}]},
+     [b'"', b'"abc', b'"abcde', b'"xy']),
+    ({"anyOf": [{"type": "boolean"}, {"const": "a long constant value"},
+                {"type": "string", "maxLength": 3}]}, [b'"', b'"a', b'"a l'])])
+def test_walks_where_a_constant_outlasts_a_counted_string(llama3_vocab, schema, prefixes):
+    """A union of a counted string and a longer constant: the lexer state reached by the
+    counted string's last character is reached again by the constant's longer text, and the
+    walk must still allow the tokens that go on along the constant (a text count that looked
+    tight forbade them)."""
+    g = Grammar.from_json_schema(schema)
+    pg = prepare_grammar(g)
+    runtime = Runtime(pg)
+    trie = preorder_trie(llama3_vocab)
+    text = np.nonzero(llama3_vocab.text_token_mask[:llama3_vocab.n_tokens])[0].tolist()
+    for prefix in prefixes:
+        col, q = runtime.step(runtime.initial, prefix)
+        lex = Lexer(col.candidates, pg.dfas, words=pg.words)
+        words, groups = walk_trie(lex, trie, q)
+        got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups, llama3_vocab)
+        assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text]), prefix
