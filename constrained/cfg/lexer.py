@@ -20,7 +20,6 @@ nothing.
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from functools import cached_property
 
@@ -106,7 +105,6 @@ def _product_tables(keys: tuple, comps: tuple[bytes | ByteDFA, ...],
 _TABLE_ATTRS = frozenset({"table", "byte_class", "rows", "class_terms", "_acc_class",
                           "cross_class", "acc_list", "simulates_text", "text_chars",
                           "text_cross", "components", "_tables"})
-_BUILD_LOCK = threading.Lock()
 
 
 class Lexer:
@@ -143,18 +141,17 @@ class Lexer:
         return "_tables" in self.__dict__
 
     def build(self) -> None:
-        """Build the product tables (LimitExceededError past ``max_states``)."""
+        """Build the product tables (LimitExceededError past ``max_states``). Threads that
+        build one lexer at once each attach tables of equal content (the product is
+        deterministic), the last one staying."""
         if self.built:
             return
-        with _BUILD_LOCK:
-            if self.built:
-                return
-            tables = _product_tables(self.keys, self.parts, self._max_states)
-            if tables is None:
-                raise LimitExceededError(
-                    f"the lexer for terminals {self._names(self.order)} needs more than "
-                    f"max_lexer_states={self._max_states} states")
-            self._attach(tables)
+        tables = _product_tables(self.keys, self.parts, self._max_states)
+        if tables is None:
+            raise LimitExceededError(
+                f"the lexer for terminals {self._names(self.order)} needs more than "
+                f"max_lexer_states={self._max_states} states")
+        self._attach(tables)
 
     def __getattr__(self, name: str):
         # only called for attributes not set yet: the tables' on first use
