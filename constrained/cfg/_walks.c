@@ -498,6 +498,21 @@ fail:
     return NULL;
 }
 
+/* doubles two arrays that grow together (*cap entries each); -1 with MemoryError set */
+static int grow_two(int32_t **a, int32_t **b, Py_ssize_t *cap) {
+    Py_ssize_t n = *cap * 2;
+    int32_t *ga = realloc(*a, sizeof(int32_t) * (size_t)n);
+    if (ga) *a = ga;
+    int32_t *gb = ga ? realloc(*b, sizeof(int32_t) * (size_t)n) : NULL;
+    if (gb) *b = gb;
+    if (!ga || !gb) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *cap = n;
+    return 0;
+}
+
 /* walk_components(parts, accepting, init, node_byte, depth, skip, lo, own, token_ids,
  * max_depth, roots, max_visits) -> (ok ids, [(set, crossing nodes)], [component positions of
  * each set]) or None: the walk below trie nodes ``roots`` from the empty lexeme of a lexer
@@ -663,15 +678,8 @@ static PyObject *walk_components(PyObject *self, PyObject *args) {
                         memcmp(sets + set_start[c], tmp, sizeof(int32_t) * (size_t)a) == 0)
                         break;
                 if (c == n_sets) {
-                    if (n_sets == cap_sets) {      /* set_start and set_len grow together */
-                        cap_sets *= 2;
-                        int32_t *g1 = realloc(set_start, sizeof(int32_t) * (size_t)cap_sets);
-                        if (g1) set_start = g1;
-                        int32_t *g2 = g1 ? realloc(set_len, sizeof(int32_t) * (size_t)cap_sets)
-                                         : NULL;
-                        if (g2) set_len = g2;
-                        if (!g1 || !g2) { PyErr_NoMemory(); goto done; }
-                    }
+                    if (n_sets == cap_sets && grow_two(&set_start, &set_len, &cap_sets) < 0)
+                        goto done;
                     GROW(sets, sets_cap, sets_n + a);
                     memcpy(sets + sets_n, tmp, sizeof(int32_t) * (size_t)a);
                     set_start[n_sets] = (int32_t)sets_n;
@@ -679,15 +687,8 @@ static PyObject *walk_components(PyObject *self, PyObject *args) {
                     sets_n += a;
                     n_sets++;
                 }
-                if (n_cross == cap_cross) {      /* out_nodes and out_cls grow together */
-                    cap_cross *= 2;
-                    int32_t *g1 = realloc(out_nodes, sizeof(int32_t) * (size_t)cap_cross);
-                    if (g1) out_nodes = g1;
-                    int32_t *g2 = g1 ? realloc(out_cls, sizeof(int32_t) * (size_t)cap_cross)
-                                     : NULL;
-                    if (g2) out_cls = g2;
-                    if (!g1 || !g2) { PyErr_NoMemory(); goto done; }
-                }
+                if (n_cross == cap_cross && grow_two(&out_nodes, &out_cls, &cap_cross) < 0)
+                    goto done;
                 out_nodes[n_cross] = (int32_t)i;
                 out_cls[n_cross++] = (int32_t)c;
             }

@@ -456,3 +456,23 @@ def test_walks_where_a_constant_outlasts_a_counted_string(llama3_vocab, schema, 
         words, groups = walk_trie(lex, trie, q)
         got = _as_sets(trie, allowed_token_ids(words, llama3_vocab.size), groups, llama3_vocab)
         assert got == _brute(lex, llama3_vocab, q, [(t, 0) for t in text]), prefix
+
+
+def test_component_walks_with_many_crossings_and_sets(llama3_vocab, monkeypatch):
+    """Twelve one-letter terminals below every first byte a..l: hundreds of crossing nodes in
+    twelve accepting sets (the walk's lists grow past their first sizes)."""
+    lark = ("start: (" + "|".join(f"T{i}" for i in range(12)) + ")+\n"
+            + "\n".join(f'T{i}: "{chr(97 + i)}"' for i in range(12)) + "\n")
+    pg = prepare_grammar(Grammar.from_lark(lark))
+    trie = preorder_trie(llama3_vocab)
+    terms = frozenset(range(len(pg.dfas)))
+    roots = np.array([n for n in range(trie.n_nodes)
+                      if trie.depth[n] == 1 and 97 <= trie.node_byte[n] < 109], dtype=np.int32)
+    monkeypatch.setattr(token_tables, "_COMPONENT_VISITS", 10**7)
+    got = token_tables._walk_components(Lexer(terms, pg.dfas, words=pg.words), trie, roots)
+    built = Lexer(terms, pg.dfas, words=pg.words)
+    built.build()
+    want = token_tables._walk(built, trie, 0, roots, False)
+    assert len(got[1]) == 12 and sum(len(nodes) for _, nodes in got[1]) > 64
+    as_terms = [(frozenset(built.order[p] for p in pos), nodes) for pos, nodes in got[1]]
+    assert _as_sets(trie, got[0], as_terms) == _as_sets(trie, *want)
