@@ -9,17 +9,17 @@
  * word (bytes of uint8), and the root's state; None when the trie has more than max_nodes
  * nodes.
  *
- * key_except_table(words, fixed, fixed_accepting, template, final): the canonically numbered
+ * key_except_table(words, fixed, fixed_accepting, template, final, base): the canonically numbered
  * table of "any JSON key but these names" (constrained.grammar.json_schema.keys): the state
  * before the opening quote, the merged trie of the names, whose rows are ``template`` (where
  * a character leaves the trie) with the trie's edges and, where no name ends, the closing
  * quote to state ``final``; and the ``fixed`` states those rows lead to. Every state is
  * distinct from every other, so numbering them breadth-first from the first (bytes
- * ascending) is all that minimization would do. Returns (table bytes of int32[k, 256],
- * accepting bytes of uint8[k]). Given a sixth argument, the int32[256] byte classes of the
+ * ascending) is all that minimization would do. ``base``: the int32[256] byte classes of the
  * rows that do not depend on the names (``fixed``, the row of the state before the quote and
- * ``template``), it also returns the table's byte classes (int32 bytes, numbered by first
- * byte as the automata's column classes are), read off the trie's edges.
+ * ``template``). Returns (table bytes of int32[k, 256], accepting bytes of uint8[k], the
+ * table's byte classes as int32 bytes, numbered by first byte as the automata's column classes
+ * are, read off the trie's edges).
  *
  * key_except_parts(words): the three regexes keys.py builds "any key but these names" from
  * (printable ASCII names, sorted and distinct): the trie's paths then a printable character
@@ -282,27 +282,26 @@ static int key_except_classes(const Trie *t, const int32_t *order, Py_ssize_t k,
 
 static PyObject *key_except_table(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *words_obj, *objs[4] = {NULL, NULL, NULL, NULL};
+    PyObject *words_obj, *objs[4];
     int final;
-    if (!PyArg_ParseTuple(args, "OOOOi|O", &words_obj, &objs[0], &objs[1], &objs[2], &final,
+    if (!PyArg_ParseTuple(args, "OOOOiO", &words_obj, &objs[0], &objs[1], &objs[2], &final,
                           &objs[3]))
         return NULL;
-    int n_bufs = objs[3] ? 4 : 3;
     Py_buffer v[4];
     int got = 0;
-    for (; got < n_bufs; got++)
+    for (; got < 4; got++)
         if (PyObject_GetBuffer(objs[got], &v[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) break;
     PyObject *seq = NULL, *result = NULL, *table = NULL;
     Trie t = {0};
     int32_t *ids = NULL, *order = NULL, *out = NULL;
     uint8_t *acc = NULL;
-    if (got < n_bufs) goto done;
+    if (got < 4) goto done;
     Py_ssize_t f = v[0].len / (4 * 256);
     if (v[0].itemsize != 4 || v[0].len != f * 4 * 256 || v[1].itemsize != 1 || v[1].len != f
         || v[2].itemsize != 4 || v[2].len != 4 * 256 || final < 0 || final >= f ||
-        (n_bufs == 4 && (v[3].itemsize != 4 || v[3].len != 4 * 256))) {
+        v[3].itemsize != 4 || v[3].len != 4 * 256) {
         PyErr_SetString(PyExc_ValueError, "key_except_table: expected int32[f, 256], "
-                        "uint8[f], int32[256], 0 <= final < f (and int32[256])");
+                        "uint8[f], int32[256], 0 <= final < f and int32[256]");
         goto done;
     }
     const int32_t *fixed = v[0].buf, *template = v[2].buf;
@@ -355,16 +354,12 @@ static PyObject *key_except_table(PyObject *self, PyObject *args) {
         for (int b = 0; b < 256; b++) row[b] = ids[row[b] + 1];
     }
     if (_PyBytes_Resize(&table, (Py_ssize_t)(4 * 256 * k)) < 0) goto done;
-    if (n_bufs == 4) {
-        int32_t cls[256];
-        if (key_except_classes(&t, order, k, f, (const int32_t *)PyBytes_AS_STRING(table),
-                               v[3].buf, cls) < 0)
-            goto done;
-        result = Py_BuildValue("(Oy#y#)", table, (const char *)acc, (Py_ssize_t)k,
-                               (const char *)cls, (Py_ssize_t)sizeof cls);
-    } else {
-        result = Py_BuildValue("(Oy#)", table, (const char *)acc, (Py_ssize_t)k);
-    }
+    int32_t cls[256];
+    if (key_except_classes(&t, order, k, f, (const int32_t *)PyBytes_AS_STRING(table),
+                           v[3].buf, cls) < 0)
+        goto done;
+    result = Py_BuildValue("(Oy#y#)", table, (const char *)acc, (Py_ssize_t)k,
+                           (const char *)cls, (Py_ssize_t)sizeof cls);
     goto done;
 outside:
     PyErr_SetString(PyExc_ValueError, "key_except_table: a transition leads outside the "
@@ -592,8 +587,9 @@ static PyMethodDef methods[] = {
      "max_nodes trie nodes"},
     {"key_except_table", key_except_table, METH_VARARGS,
      "key_except_table(words: sorted distinct bytes, fixed int32[f, 256], fixed_accepting "
-     "uint8[f], template int32[256], final) -> (table bytes of int32[k, 256], accepting bytes "
-     "of uint8[k]), numbered canonically (see _tries.c)"},
+     "uint8[f], template int32[256], final, base int32[256]) -> (table bytes of int32[k, 256], "
+     "accepting bytes of uint8[k], byte classes int32[256]), numbered canonically (see "
+     "_tries.c)"},
     {"key_except_parts", key_except_parts, METH_VARARGS,
      "key_except_parts(words: sorted distinct bytes of printable ASCII) -> (diverge, paths, "
      "ends or None): the regexes of the names' trie keys.py assembles (see _tries.c)"},

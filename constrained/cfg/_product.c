@@ -11,16 +11,17 @@
  * States are numbered in the order they are first reached (the initial tuple is state 0 and is
  * never re-entered: reaching its tuple again makes a new state, as the empty lexeme is special).
  *
- * Returns (n, trans, byte_class, comps, acc_class, cross_class, classes, cycles, sim,
- * text_chars, text_cross, accepts): int32 bytes of the successor of each state per byte class (n rows of r; -1 dead), of each byte's class
- * (256 entries, classes numbered by first byte), of each state's component states (-1 dead), of
- * each state's accepting class (states whose accepting components are the same set share one,
- * numbered by first state) and the same with -1 where no component accepts; ``classes`` lists
- * each class's component positions; ``cycles`` holds one byte per state, 1 where a cycle of
- * the product is reachable (read on the class-reduced table: O(states x classes)). Then the
- * walks' writable per-state memos, initialized (bytearrays: int8 -1 where a cycle is
- * reachable and 0 elsewhere, int16 -1, int32 -1) and each state's "some component accepts"
- * as a list of bools. n is -1 (and the rest None) when more than ``max_states`` are needed.
+ * Returns (n, trans, byte_class, comps, acc_class, cross_class, classes, cycles, sim, text_chars,
+ * text_cross, accepts): int32 bytes of the successor of each state per byte class (n rows of r; -1
+ * dead), of each byte's class (256 entries, classes numbered by first byte), of each state's
+ * component states (-1 dead), of each state's accepting class (states whose accepting components
+ * are the same set share one, numbered by first state) and the same with -1 where no component
+ * accepts; ``classes`` lists each class's component positions; ``cycles`` holds one byte per
+ * state, 1 where a cycle of the product is reachable (read on the class-reduced table: O(states x
+ * classes)). Then the walks' writable per-state memos, initialized (bytearrays: int8 -1 where a
+ * cycle is reachable and 0 elsewhere, int16 -1, int32 -1) and each state's "some component
+ * accepts" as a list of bools. n is -1 (and the rest None) when more than ``max_states`` are
+ * needed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

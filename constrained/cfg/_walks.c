@@ -498,18 +498,16 @@ fail:
     return NULL;
 }
 
-/* doubles two arrays that grow together (*cap entries each); -1 with MemoryError set */
-static int grow_two(int32_t **a, int32_t **b, Py_ssize_t *cap) {
-    Py_ssize_t n = *cap * 2;
-    int32_t *ga = realloc(*a, sizeof(int32_t) * (size_t)n);
-    if (ga) *a = ga;
-    int32_t *gb = ga ? realloc(*b, sizeof(int32_t) * (size_t)n) : NULL;
-    if (gb) *b = gb;
-    if (!ga || !gb) {
+/* room for ``need`` entries in *a (*cap of them now): doubles past need; -1 with MemoryError */
+static int grow_to(int32_t **a, Py_ssize_t *cap, Py_ssize_t need) {
+    if (need <= *cap) return 0;
+    int32_t *g = realloc(*a, sizeof(int32_t) * (size_t)(2 * need));
+    if (!g) {
         PyErr_NoMemory();
         return -1;
     }
-    *cap = n;
+    *a = g;
+    *cap = 2 * need;
     return 0;
 }
 
@@ -595,44 +593,35 @@ static PyObject *walk_components(PyObject *self, PyObject *args) {
      * pairs; a level holds at most as many pairs as the one above it */
     pool = malloc(sizeof(int32_t) * 2 * (size_t)(k0 + 1) * (size_t)(max_depth + 1));
     lvl = malloc(sizeof(int32_t) * 2 * (size_t)(max_depth + 1));
-    Py_ssize_t cap_ok = 64, cap_cross = 64, n_ok = 0, n_cross = 0, n_sets = 0, cap_sets = 8;
-    Py_ssize_t sets_n = 0, sets_cap = 64;
+    Py_ssize_t n_ok = 0, n_cross = 0, n_sets = 0, sets_n = 0;
+    Py_ssize_t cap_ok = 64, cap_nodes = 64, cap_cls = 64, cap_sets = 64, cap_start = 8,
+               cap_len = 8;
     out_ok = malloc(sizeof(int32_t) * (size_t)cap_ok);
-    out_nodes = calloc((size_t)cap_cross, sizeof(int32_t));
-    out_cls = calloc((size_t)cap_cross, sizeof(int32_t));
-    sets = malloc(sizeof(int32_t) * (size_t)sets_cap);
-    set_start = malloc(sizeof(int32_t) * (size_t)cap_sets);
-    set_len = malloc(sizeof(int32_t) * (size_t)cap_sets);
+    out_nodes = calloc((size_t)cap_nodes, sizeof(int32_t));
+    out_cls = calloc((size_t)cap_cls, sizeof(int32_t));
+    sets = malloc(sizeof(int32_t) * (size_t)cap_sets);
+    set_start = malloc(sizeof(int32_t) * (size_t)cap_start);
+    set_len = malloc(sizeof(int32_t) * (size_t)cap_len);
     tmp = malloc(sizeof(int32_t) * (size_t)(k0 + 1));
     if (!pool || !lvl || !out_ok || !out_nodes || !out_cls || !sets || !set_start || !set_len ||
         !tmp) {
         PyErr_NoMemory();
         goto done;
     }
-#define GROW(arr, cap, need)                                                     \
-    do {                                                                         \
-        if ((need) > (cap)) {                                                    \
-            Py_ssize_t c_ = 2 * (need);                                          \
-            int32_t *g_ = realloc(arr, sizeof(int32_t) * (size_t)c_);            \
-            if (!g_) { PyErr_NoMemory(); goto done; }                            \
-            arr = g_;                                                            \
-            cap = c_;                                                            \
-        }                                                                        \
-    } while (0)
+    /* the initial pairs, first in the pool: the level above every root (deeper levels come
+     * after them, so they stay there from root to root) */
+    for (Py_ssize_t j = 0, m0 = 0; j < k; j++)
+        if (init[j] >= 0) {
+            pool[2 * m0] = (int32_t)j;
+            pool[2 * m0 + 1] = init[j];
+            m0++;
+        }
     long long visits = 0;
     for (Py_ssize_t r = 0; r < n_roots; r++) {
         Py_ssize_t i = roots[r], end = skip[i];
         int d0 = depth[i];
-        /* the level above the root: the initial pairs */
         lvl[2 * (d0 - 1)] = 0;
-        Py_ssize_t m0 = 0;
-        for (Py_ssize_t j = 0; j < k; j++)
-            if (init[j] >= 0) {
-                pool[2 * m0] = (int32_t)j;
-                pool[2 * m0 + 1] = init[j];
-                m0++;
-            }
-        lvl[2 * (d0 - 1) + 1] = (int32_t)m0;
+        lvl[2 * (d0 - 1) + 1] = (int32_t)k0;
         while (i < end) {
             if (++visits > max_visits) {
                 result = Py_None;
@@ -659,7 +648,7 @@ static PyObject *walk_components(PyObject *self, PyObject *args) {
             if (m) {
                 lvl[2 * d] = lvl[2 * (d - 1)] + (int32_t)n_prev;
                 lvl[2 * d + 1] = (int32_t)m;
-                GROW(out_ok, cap_ok, n_ok + own[i]);
+                if (grow_to(&out_ok, &cap_ok, n_ok + own[i]) < 0) goto done;
                 for (int32_t t = lo[i], e = lo[i] + own[i]; t < e; t++)
                     out_ok[n_ok++] = token_ids[t];
                 i++;
@@ -678,16 +667,18 @@ static PyObject *walk_components(PyObject *self, PyObject *args) {
                         memcmp(sets + set_start[c], tmp, sizeof(int32_t) * (size_t)a) == 0)
                         break;
                 if (c == n_sets) {
-                    if (n_sets == cap_sets && grow_two(&set_start, &set_len, &cap_sets) < 0)
+                    if (grow_to(&set_start, &cap_start, n_sets + 1) < 0 ||
+                        grow_to(&set_len, &cap_len, n_sets + 1) < 0 ||
+                        grow_to(&sets, &cap_sets, sets_n + a) < 0)
                         goto done;
-                    GROW(sets, sets_cap, sets_n + a);
                     memcpy(sets + sets_n, tmp, sizeof(int32_t) * (size_t)a);
                     set_start[n_sets] = (int32_t)sets_n;
                     set_len[n_sets] = (int32_t)a;
                     sets_n += a;
                     n_sets++;
                 }
-                if (n_cross == cap_cross && grow_two(&out_nodes, &out_cls, &cap_cross) < 0)
+                if (grow_to(&out_nodes, &cap_nodes, n_cross + 1) < 0 ||
+                    grow_to(&out_cls, &cap_cls, n_cross + 1) < 0)
                     goto done;
                 out_nodes[n_cross] = (int32_t)i;
                 out_cls[n_cross++] = (int32_t)c;
@@ -695,7 +686,6 @@ static PyObject *walk_components(PyObject *self, PyObject *args) {
             i = skip[i];
         }
     }
-#undef GROW
     {
         PyObject *ok = PyBytes_FromStringAndSize((const char *)out_ok, 4 * n_ok);
         PyObject *groups = crossing_groups(out_nodes, out_cls, n_cross);

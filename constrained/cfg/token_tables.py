@@ -310,16 +310,11 @@ def walk_subtrees(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     if len(roots) > _SHARED_ROOTS:
         return _walk(lexer, trie, 0, roots, False)
     key = (trie.vocab_hash, lexer.keys, roots.tobytes())
-    if not lexer.built:
-        hit = _SUBTREE_WALKS.get(key)
-        if hit is None:
-            found = _walk_components(lexer, trie, roots)
-            if found is not None:
-                untrack_all(*found[1], found[1], found, key)
-                hit = _SUBTREE_WALKS.put(key, found)
-        if hit is not None:
-            term_at = lexer.order.__getitem__
-            return hit[0], [(frozenset(map(term_at, pos)), nodes) for pos, nodes in hit[1]]
+    if not lexer.built and _SUBTREE_WALKS.get(key) is None:
+        found = _walk_components(lexer, trie, roots)
+        if found is not None:       # (stored as _shared stores it: read back below)
+            untrack_all(*found[1], found[1], found, key)
+            _SUBTREE_WALKS.put(key, found)
     return _shared(_SUBTREE_WALKS, key, lexer.order, lambda: _walk(lexer, trie, 0, roots, False))
 
 

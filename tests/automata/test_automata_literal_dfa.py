@@ -100,15 +100,18 @@ def test_key_except_table_checks_its_input():
     acc = np.array([0, 1], dtype=np.uint8)
     template = np.full(256, -1, dtype=np.int32)
     template[ord("a")] = 0
-    table, accepting = key_except_table([b"a"], fixed, acc, template, 1)
+    base = np.zeros(256, dtype=np.int32)        # (the classes matter to other tests)
+    table, accepting, classes = key_except_table([b"a"], fixed, acc, template, 1, base)
     assert len(table) == 4 * 256 * len(accepting)
     bad = fixed.copy()
     bad[1, 0] = 2                               # a transition past the fixed states
     with pytest.raises(ValueError):
-        key_except_table([b"a"], bad, acc, template, 1)
+        key_except_table([b"a"], bad, acc, template, 1, base)
     with pytest.raises(ValueError):
-        key_except_table([b"a"], fixed, acc, template, 2)
+        key_except_table([b"a"], fixed, acc, template, 2, base)
     with pytest.raises(ValueError):
-        key_except_table([b"b", b"a"], fixed, acc, template, 1)
+        key_except_table([b"b", b"a"], fixed, acc, template, 1, base)
     with pytest.raises(ValueError):
-        key_except_table([b"a"], fixed[:, :255].copy(), acc, template, 1)
+        key_except_table([b"a"], fixed[:, :255].copy(), acc, template, 1, base)
+    with pytest.raises(ValueError):
+        key_except_table([b"a"], fixed, acc, template, 1, base[:255].copy())
