@@ -249,13 +249,72 @@ def provide_dfa(pattern: str, dfa: ByteDFA) -> None:
 # pattern -> its DFA or None: the provided automata, then builders of pattern shapes other
 # layers know a direct way to
 _BUILDERS: list = [_PROVIDED.get]
+# (pattern, max_states) -> LanguageFacts or None: what those builders know before building
+_FACTS: list = []
 
 
-def provide_builder(builder) -> None:
+@dataclass(frozen=True)
+class LanguageFacts:
+    """What a pattern's language holds, known before its automaton is built."""
+
+    texts: bool         # some non-empty text
+    empty_text: bool    # the empty text
+
+
+def provide_builder(builder, facts=None) -> None:
     """Let ``builder(pattern) -> ByteDFA | None`` build the patterns it recognizes (the same
-    language as the regex pipeline would give), also where they are alternatives of a union."""
+    language as the regex pipeline would give), also where they are alternatives of a union.
+    ``facts(pattern, max_states) -> LanguageFacts | None``, where given, tells what the
+    language of a pattern the builder recognizes holds without building it, for patterns
+    whose automaton it surely builds within ``max_states`` (see deferred_facts)."""
     if builder not in _BUILDERS:
         _BUILDERS.append(builder)
+    if facts is not None and facts not in _FACTS:
+        _FACTS.append(facts)
+
+
+def deferred_facts(pattern: str, max_states: int) -> LanguageFacts | None:
+    """What ``pattern``'s language holds, when ``regex_to_byte_dfa(pattern, max_states)`` can
+    be called later and surely succeeds (no syntax error, no state limit passed): a grammar
+    then builds that automaton only when a lexer first needs it. None where building it is
+    the way to know, or where it is built already (read it).
+
+    Known for the patterns a provided builder vouches for, and for unions (see
+    _build_uncached) whose alternatives' automata (built now: each is cached on its own, and
+    most recur across grammars) bound the union's states below the limit: alternatives that
+    start with pairwise different bytes are copied side by side under a new initial state (1
+    + the sum of their states), others go through a subset construction whose subsets hold
+    at most one state of each alternative's automaton (1 + the product of their states + 1).
+    A union holds what its alternatives hold."""
+    if _BUILT.get((pattern, max_states)) is not None:
+        return None
+    for facts in _FACTS:
+        found = facts(pattern, max_states)
+        if found is not None:
+            return found
+    alternatives = top_alternatives(pattern)
+    if alternatives is None or literal_alternatives(pattern):
+        return None     # (sets of literal texts are tries, built at once)
+    try:
+        parts = [_build(a, max_states) for a in alternatives]
+    except (RegexError, LimitExceededError):
+        check_deadline("building a terminal's automaton")
+        return None     # (building the whole pattern reports the error at its place)
+    taken = np.zeros(256, dtype=bool)
+    side_by_side, product, disjoint = 1, 1, True
+    texts = empty_text = False
+    for part in parts:
+        if part.initial < 0:
+            continue
+        first = part.transitions[part.initial] >= 0
+        disjoint = disjoint and not (first & taken).any()
+        taken |= first
+        side_by_side += part.n_states
+        product = min(product * (part.n_states + 1), max_states + 1)
+        texts = texts or bool(first.any())
+        empty_text = empty_text or bool(part.accepting[part.initial])
+    bound = side_by_side if disjoint else product + 1
+    return LanguageFacts(texts, empty_text) if bound <= max_states else None
 
 
 def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
@@ -264,7 +323,12 @@ def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
         provided = builder(pattern)
         if provided is not None:
             break
-    if provided is not None and provided.n_states <= max_states:
+    if provided is not None:
+        if provided.n_states > max_states:
+            # minimal: every automaton of the language has as many states
+            raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
+        if provided.pattern == pattern:     # (keeps what its builder set: key, classes)
+            return provided
         return ByteDFA(provided.transitions, provided.accepting, provided.initial, pattern)
     words = literal_alternatives(pattern)
     built = literals_dfa(words, max_states) if words else None

@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..automata import ByteDFA, regex_difference_dfa, regex_to_byte_dfa
-from ..automata.byte_dfa import dfa_from_arrays
+from ..automata.byte_dfa import deferred_facts, dfa_from_arrays
 from ..automata.literal_dfa import literal_alternatives
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError, RegexError
 from ..grammar import Grammar
@@ -139,6 +139,23 @@ def _terminal_dfa(grammar: Grammar, name: str, max_dfa_states: int) -> ByteDFA:
         raise LimitExceededError(f"terminal {name}: {exc}") from None
 
 
+def _deferred(term, max_dfa_states: int):
+    """What the language of a terminal whose automaton can wait holds (automata.byte_dfa.
+    deferred_facts), else None: a terminal without exclusions or a given automaton, whose
+    language holds some non-empty text."""
+    if term.exclude or term.automaton is not None:
+        return None
+    facts = deferred_facts(term.pattern, max_dfa_states)
+    return facts if facts is not None and facts.texts else None
+
+
+def _lexeme_dfa(grammar: Grammar, name: str, max_dfa_states: int, optional: bool) -> ByteDFA:
+    """A terminal's automaton built on first read: without the empty text where the rules
+    made it optional."""
+    dfa = _terminal_dfa(grammar, name, max_dfa_states)
+    return _non_empty_dfa(dfa) if optional else dfa
+
+
 def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
                     max_dfa_states: int = 10_000) -> PreparedGrammar:
     """Number, lower and trim ``grammar`` (see the module docstring)."""
@@ -169,13 +186,20 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     bounded: set[str] = set()
     literals: set[str] = set()      # built on first read (see cfg.terminal_dfas)
     single: dict[str, bytes] = {}   # literals of one text: the text
+    deferred: set[str] = set()      # other automata built on first read (their facts known)
     for name in term_names:
-        words = None if name in grammar.ignore else _small_literal(grammar.terminals[name],
-                                                                    max_dfa_states)
+        term = grammar.terminals[name]
+        words = None if name in grammar.ignore else _small_literal(term, max_dfa_states)
         if words is not None:
             literals.add(name)
             if len(words) == 1:
                 single[name] = words[0]
+            continue
+        facts = None if name in grammar.ignore else _deferred(term, max_dfa_states)
+        if facts is not None:
+            deferred.add(name)
+            if facts.empty_text:
+                optional.add(name)
             continue
         dfa = _terminal_dfa(grammar, name, max_dfa_states)
         if bound is not None and name in grammar.ignore and _whitespace_run(dfa):
@@ -187,8 +211,9 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
         dfas[name] = dfa
 
     ignore_names = [n for n in grammar.ignore if dfas[n].initial >= 0]
-    status = {n: 3 if n in optional and dfas[n].initial >= 0 else 2 if n in optional else
-              1 if n in literals or dfas[n].initial >= 0 else 0 for n in term_names}
+    # 0: no lexeme; 1: lexemes; 2: only the empty text (optional, no lexeme); 3: both
+    status = {n: (3 if n in optional else 1) if n in literals or n in deferred
+              or dfas[n].initial >= 0 else 2 if n in optional else 0 for n in term_names}
     lowered = _lower.lower(index, grammar.start, status, ignore_names, START)
     if lowered is None:
         raise EmptyLanguageError(f"the grammar's language is empty: rule {grammar.start!r} "
@@ -201,7 +226,8 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     return PreparedGrammar(
         terminal_names=terminal_names,
         dfas=TerminalDFAs([dfas.get(n) for n in terminal_names],
-                          lambda t: _terminal_dfa(grammar, terminal_names[t], max_dfa_states)),
+                          lambda t: _lexeme_dfa(grammar, terminal_names[t], max_dfa_states,
+                                                terminal_names[t] in optional)),
         words=tuple(single.get(n) for n in terminal_names),
         ignore=frozenset(tid[n] for n in ignore_names), nonterminal_names=nt_names,
         lhs=lhs, rhs=rhs, by_lhs=by_lhs, nullable=nullable, packed=packed,

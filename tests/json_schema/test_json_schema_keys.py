@@ -83,11 +83,15 @@ def test_the_automaton_decides_which_keys_the_schema_takes():
     schema = {"type": "object", "properties": {"id": {"type": "integer"}},
               "additionalProperties": {"type": "string"}}
     g = Grammar.from_json_schema(schema)
-    name = next(n for n, t in g.terminals.items() if t.automaton is not None)
+    name = next(n for n in g.terminals if n.startswith("XKEY"))
     prepared = prepare_grammar(g)
-    dfa = prepared.dfas[prepared.terminal_names.index(name)]
+    at = prepared.terminal_names.index(name)
+    assert prepared.dfas._built[at] is None     # built when a lexer first reads it
+    dfa = prepared.dfas[at]
     assert dfa.accepts(json.dumps("idx").encode()) and dfa.accepts(b'"i"')
     assert not dfa.accepts(b'"id"')
+    # read off the names' trie, not the regex: its key is the digest of the names
+    assert dfa.key == key_except_automaton(["id"], g.terminals[name].pattern).key
 
 
 def test_a_directly_built_automaton_respects_the_state_limit():

@@ -13,9 +13,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...automata.byte_dfa import ByteDFA, regex_to_byte_dfa
+from ...automata.byte_dfa import ByteDFA, LanguageFacts, provide_builder, regex_to_byte_dfa
 from ...automata._dfa_tables import class_columns, minimize_table
 from ...automata._tries import key_except_parts, key_except_table
+from ...lru import LRUCache
 from .chars import ANY_CHAR, complement, json_char, literal_char, literal_string
 
 
@@ -30,8 +31,37 @@ _ESC_REST = ('(?:["\\\\bfnrt]|u(?:00[01][0-9a-fA-F]|007[fF]|00[89a-fA-F][0-9a-fA
 
 
 def key_except(names) -> str:
-    """Regex of JSON strings whose decoded value is none of ``names`` (exact for json.dumps)."""
-    return _key_except(tuple(names))
+    """Regex of JSON strings whose decoded value is none of ``names`` (exact for json.dumps).
+    For printable-ASCII names its automaton is built from their trie when it is first needed
+    (``regex_to_byte_dfa`` of the regex asks ``_automaton_of``)."""
+    names = tuple(names)
+    pattern = _key_except(names)
+    if _NAMES_OF.get(pattern) is None and _plain_ascii(names):
+        _NAMES_OF.put(pattern, names)
+    return pattern
+
+
+# key-except regexes of printable-ASCII names -> the names
+_NAMES_OF = LRUCache(4096)
+# no key-except language holds the empty text (a key has quotes), every one holds infinitely
+# many texts
+_KEY_FACTS = LanguageFacts(texts=True, empty_text=False)
+
+
+def _automaton_of(pattern: str) -> ByteDFA | None:
+    """The automaton of a key-except regex of printable-ASCII names, from their trie."""
+    names = _NAMES_OF.get(pattern)
+    return None if names is None else _key_except_automaton(names, pattern)
+
+
+def _facts_of(pattern: str, max_states: int) -> LanguageFacts | None:
+    """What a key-except language holds, where its automaton (a state before the opening
+    quote, the trie's nodes, the fixed states) surely has at most ``max_states`` states."""
+    names = _NAMES_OF.get(pattern)
+    if names is None:
+        return None
+    bound = 2 + len(_key_except_parts()[0]) + sum(map(len, names))
+    return _KEY_FACTS if bound <= max_states else None
 
 
 @lru_cache(maxsize=1024)
@@ -176,3 +206,6 @@ def _node(node: dict) -> str:
     if other is not None:
         alts.append(f"{other}{ANY_CHAR}*\"")
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+provide_builder(_automaton_of, _facts_of)

@@ -16,7 +16,7 @@ from ...automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING
-from .keys import key_except, key_except_automaton, key_literal
+from .keys import key_except, key_literal
 from .merge import ANNOTATIONS
 from .refs import pointer_escape
 from .strings import count_json_strings, language_dfa, string_language
@@ -476,15 +476,12 @@ def _extras(cv, s, ptr, depth, declared, additional, pprops, compiled,
         if language is None:
             return out
         key, exclude = language
-        automaton = None
-    else:
+    else:       # (its automaton is built from the names' trie when a lexer needs it)
         key, exclude = key_except(declared), ()
-        automaton = key_except_automaton(declared, key)
     # any key but finitely many names (and no pattern's keys) is infinitely many keys
     unbounded = names_schema is True and not excluded
-    out.append(_Extra(b.terminal(key, "XKEY", tuple(dict.fromkeys(tuple(excluded) + exclude)),
-                                 automaton), piece, additional, ptr + "/additionalProperties",
-                      unbounded=unbounded))
+    out.append(_Extra(b.terminal(key, "XKEY", tuple(dict.fromkeys(tuple(excluded) + exclude))),
+                      piece, additional, ptr + "/additionalProperties", unbounded=unbounded))
     return out
 
 
