@@ -99,6 +99,11 @@ CASES = {
          "additionalProperties": False},
         {"property_order": "any"},
         lambda: _objects({"x": ["p"], "y": ["p"]}, required=["y"], extra_keys=["x1", "x2"])),
+    "any order, closed, two required and two optional members (counted)": (
+        {"type": "object", "properties": {k: {"const": "p"} for k in ("a", "b", "c", "d")},
+         "required": ["a", "b"], "additionalProperties": False},
+        {"property_order": "any"},
+        lambda: _objects({k: ["p"] for k in ("a", "b", "c", "d")}, required=["a", "b"])),
     "nested objects with the same keys": (
         {"type": "object", "properties": {
             "a": {"const": "p"},

@@ -193,9 +193,11 @@ class _MemberChain:
     members, or finitely many extra keys: ``x_limit``), so that a separator is offered only
     while an unused key remains. Since the classes of keys are disjoint, an unused key
     remains iff fewer members than keys were written, so "count" then keeps the number of
-    required members and the number of all members (``by_total``): a member of a class
-    whose keys are all used is refused by the matcher, which keeps keys distinct across the
-    classes (a key text is allowed iff some completion of it is an unused key). Every member after the first is preceded by the separator,
+    required members and the number of all members (``by_total``), and offers a member
+    outside the required ones only while fewer of them were written than there are such keys
+    (the other states hold no text with distinct keys); a member of a class whose keys are
+    all used is refused by the matcher, which keeps keys distinct across the classes (a key
+    text is allowed iff some completion of it is an unused key). Every member after the first is preceded by the separator,
     so a state has a rule for the members from the first one on and one for the members
     after at least one; optional declared members may be skipped (schema order). Only
     states from which the object can still end get rules."""
@@ -247,7 +249,7 @@ class _MemberChain:
         if self.by_total:           # pos: (required members, all members)
             r, t = pos
             out = [((self.req,), ((r + 1, t + 1), nc, w, x))] if r < self.n_req else []
-            if t < self.total:
+            if t - r < self.total - self.n_req:      # a key outside the required ones is left
                 out += [((sym,), ((r, t + 1), nc, w, x)) for sym in (self.x_sym, self.opt)
                         if sym]
             return out
