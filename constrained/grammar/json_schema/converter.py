@@ -43,6 +43,8 @@ _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
 # (options id, depth, schema text) -> (piece,), for texts up to _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
 _MAX_SCALAR_TEXT = 2048
+# json.dumps(sort_keys=True) without making an encoder per call (its cache keys are many)
+_SORTED_TEXT = json.JSONEncoder(sort_keys=True).encode
 
 
 _OPTIONS_IDS: dict[SchemaOptions, int] = {}
@@ -211,9 +213,8 @@ class Converter:
         dropped: a record names the place), so a hit leaves out no such record; formats that
         are only annotated (one record per place) do not come here."""
         try:
-            text = json.dumps({k: v for k, v in schema.items() if k not in _SCALAR_ANNOTATIONS}
-                              if not _SCALAR_ANNOTATIONS.isdisjoint(schema) else schema,
-                              sort_keys=True)
+            text = _SORTED_TEXT({k: v for k, v in schema.items() if k not in _SCALAR_ANNOTATIONS}
+                                if not _SCALAR_ANNOTATIONS.isdisjoint(schema) else schema)
         except (TypeError, ValueError, RecursionError):
             return self._value(schema, ptr, depth)
         if len(text) > _MAX_SCALAR_TEXT:    # (a long enum: the cache stays small)
