@@ -8,12 +8,23 @@ flags, lookarounds or backreferences anywhere in the pattern.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 _UNSAFE_ESCAPES = frozenset("0123456789AZbBgkN")
 
 
 def top_alternatives(pattern: str) -> list[str] | None:
     """The alternatives (two or more, none empty), or None when the pattern is not a union at
     its top or holds a construct whose meaning splitting could change."""
+    parts = _split(pattern)
+    return None if parts is None else list(parts)
+
+
+@lru_cache(maxsize=4096)
+def _split(pattern: str) -> tuple[str, ...] | None:
+    """top_alternatives' answer, kept per pattern: preparation asks it of a terminal's pattern
+    before building its automaton, and the builder asks again (and recurring patterns, such
+    as a schema's value types, recur in every grammar of a front-end)."""
     n = len(pattern)
     depth = 0
     bars: dict[int, list[int]] = {0: [], 1: []}
@@ -63,5 +74,5 @@ def top_alternatives(pattern: str) -> list[str] | None:
     else:
         return None
     edges = [lo - 1] + cuts + [hi]
-    parts = [pattern[a + 1:b] for a, b in zip(edges, edges[1:])]
+    parts = tuple(pattern[a + 1:b] for a, b in zip(edges, edges[1:]))
     return parts if all(parts) else None
