@@ -499,3 +499,45 @@ def test_scalar_pieces_cache_keeps_short_texts_only():
     keys = list(cache._young) + list(cache._old)
     assert keys and all(len(k[2]) <= converter._MAX_SCALAR_TEXT for k in keys)
     assert not any("value number 123" in k[2] for k in keys)
+
+
+def test_counted_member_chains_from_shapes_equal_the_chains_built_anew(monkeypatch):
+    """Objects in any order reuse the rule shape of earlier objects with the same counts
+    (objects._counted_chain): the grammar is the one the member chain builds itself."""
+    import random
+    from constrained.grammar.json_schema import api, objects
+    rng = random.Random(3)
+    schemas = []
+    for _ in range(60):
+        n = rng.randint(2, 7)
+        names = [f"{rng.choice('abcxyz')}{i}" for i in range(n)]
+        s = {"type": "object", "properties": {k: {"type": "integer"} for k in names},
+             "required": rng.sample(names, rng.randint(0, n))}
+        extra = rng.choice([None, False, {"type": "string"},
+                            {"patternProperties": {"^p[0-9]$": {"type": "null"}}}])
+        if isinstance(extra, dict) and "patternProperties" in extra:
+            s.update(extra, additionalProperties=False)
+        elif extra is not None:
+            s["additionalProperties"] = extra
+        if rng.random() < 0.3:
+            s["minProperties"] = rng.randint(0, n)
+        if rng.random() < 0.3:
+            s["maxProperties"] = rng.randint(len(s["required"]), n + 1)
+        schemas.append(s)
+
+    def convert(s):
+        api._CONVERTED.clear()
+        try:
+            g = schema_to_grammar(s, property_order="any")
+        except (EmptyLanguageError, UnsupportedSchemaError) as e:
+            return type(e)
+        return g.start, g.rules, g.terminals
+
+    objects._CHAIN_SHAPES.clear()
+    shaped = [convert(s) for s in schemas]
+    again = [convert(s) for s in schemas]               # every shape found in the cache
+    with monkeypatch.context() as m:
+        m.setattr(objects, "_counted_chain", lambda *args: None)
+        built = [convert(s) for s in schemas]
+    assert shaped == built == again
+    assert len(objects._CHAIN_SHAPES) < len(schemas)   # shapes were shared

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ...automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
+from ...lru import LRUCache
 from . import patterns
 from .builder import Piece, Symbol
 from .chars import UNCOMMON_STRING
@@ -132,19 +133,23 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
 
     def build(chosen: list) -> list:
         """The object's alternatives with these declared members."""
-        chain = _MemberChain(b, sep, chosen, x_sym, x_variants, n_min, n_max, cap, full, mode,
-                             x_limit)
-        if chain.too_large:
-            cv.refuse(ptr + "/properties", "properties", f"{len(chosen)} properties in any "
-                      f"order with these counts need more than {_MAX_CHAIN_STATES} grammar "
-                      "states")
+        made = _counted_chain(b, sep, chosen, x_sym, n_min, n_max, cap, x_limit) \
+            if mode == "count" else None
+        if made is None:
             chain = _MemberChain(b, sep, chosen, x_sym, x_variants, n_min, n_max, cap, full,
-                                 "schema", x_limit)
-        first = chain.first()
+                                 mode, x_limit)
+            if chain.too_large:
+                cv.refuse(ptr + "/properties", "properties", f"{len(chosen)} properties in "
+                          f"any order with these counts need more than {_MAX_CHAIN_STATES} "
+                          "grammar states")
+                chain = _MemberChain(b, sep, chosen, x_sym, x_variants, n_min, n_max, cap,
+                                     full, "schema", x_limit)
+            made = chain.first(), chain.empty_allowed()
+        first, empty = made
         alts = []
         if first:
             alts.append(lay.open("{", depth) + (first,) + lay.close("}", depth))
-        if chain.empty_allowed():
+        if empty:
             alts.append(lay.empty("{}", depth))
         return alts
 
@@ -382,6 +387,67 @@ class _MemberChain:
                 return False
             state = skips[0]
         return True
+
+
+# A counted member chain's rules depend only on its counts, not on its symbols: their shape is
+# found once per process and written out with each object's symbols (objects of the same
+# counts recur across schemas)
+_CHAIN_SHAPES = LRUCache(1024)
+
+
+class _ShapeRecorder:
+    """Stands in for the builder while a _MemberChain of placeholder symbols defines its
+    rules: keeps the hints of the names reserved and the alternatives defined, in order."""
+
+    def __init__(self) -> None:
+        self.rules: dict = {}
+        self.hints: list[str] = []
+
+    def reserve(self, hint: str) -> str:
+        self.hints.append(hint)
+        return f"\0r{len(self.hints) - 1}"
+
+    def define_tuples(self, name: str, alts: tuple) -> str:
+        self.rules[name] = alts
+        return name
+
+    def rule(self, alts, hint: str) -> str:
+        return "\0" + hint         # the rules of the required and of the optional members
+
+
+def _counted_chain(b, sep: tuple, members: list, x_sym, n_min: int, n_max, cap: int,
+                   x_limit) -> tuple[str | None, bool] | None:
+    """``(first, empty_allowed)`` of ``_MemberChain`` in mode "count" (no witnesses), its rules
+    defined in ``b`` from the shape of its counts; None when the chain is too large (the
+    caller refuses it)."""
+    n_req = sum(1 for m in members if m[1])
+    key = (n_req, len(members) - n_req, x_sym is not None, x_limit, n_min, n_max, cap,
+           len(sep))
+    shape = _CHAIN_SHAPES.get(key)
+    if shape is None:
+        rec = _ShapeRecorder()
+        marks = tuple(f"\0s{i}" for i in range(len(sep)))
+        fake = [((f"\0m{i}",), i < n_req, []) for i in range(len(members))]
+        chain = _MemberChain(rec, marks, fake, "\0x" if x_sym is not None else None, [], n_min,
+                             n_max, cap, 0, "count", x_limit)
+        if chain.too_large:
+            return None
+        first, empty = chain.first(), chain.empty_allowed()
+        slots = marks + ("\0req", "\0opt", "\0x") + tuple(
+            f"\0r{i}" for i in range(len(rec.hints)))
+        at = {name: i for i, name in enumerate(slots)}
+        defined = tuple((at[name], tuple(tuple(at[s] for s in alt) for alt in alts))
+                        for name, alts in rec.rules.items())
+        shape = _CHAIN_SHAPES.put(key, (tuple(rec.hints), defined,
+                                        None if first is None else at[first], empty))
+    hints, defined, first_at, empty = shape
+    req = b.rule([m[0] for m in members if m[1]], "req") if n_req else None
+    opt = b.rule([m[0] for m in members if not m[1]], "opt") if len(members) > n_req else None
+    slots = sep + (req, opt, x_sym) + tuple(b.reserve(h) for h in hints)
+    slot = slots.__getitem__
+    for name_at, alts in defined:
+        b.define_tuples(slots[name_at], tuple(tuple(map(slot, alt)) for alt in alts))
+    return (None if first_at is None else slots[first_at]), empty
 
 
 def _witness_key(cv, chosen: list, extra: _Extra, declared, names_schema,
