@@ -497,8 +497,8 @@ def test_scalar_pieces_cache_keeps_short_texts_only():
         assert not oracle.accepts(json.dumps({"e": "value number 200 "}))
     cache = converter._SCALAR_PIECES
     keys = list(cache._young) + list(cache._old)
-    assert keys and all(len(k[2]) <= converter._MAX_SCALAR_TEXT for k in keys)
-    assert not any("value number 123" in k[2] for k in keys)
+    assert keys and all(len(k[3]) <= converter._MAX_SCALAR_TEXT for k in keys)
+    assert not any("value number 123" in k[3] for k in keys)
 
 
 def test_counted_member_chains_from_shapes_equal_the_chains_built_anew(monkeypatch):

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 
 def array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     """The rule for arrays valid under the array keywords of plain schema ``s``."""
+    if s.get("uniqueItems") is not True or not cv.chunk_strings:
+        return _array_piece(cv, s, ptr, depth)
+    cv.chunk_strings = False        # distinct strings are items of one terminal each
+    try:
+        return _array_piece(cv, s, ptr, depth)
+    finally:
+        cv.chunk_strings = True
+
+
+def _array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     b, lay = cv.b, cv.layout
     items = s.get("items", True)
     if isinstance(items, list):  # draft 4-2019 tuple form

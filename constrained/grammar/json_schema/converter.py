@@ -86,7 +86,7 @@ class Converter:
         self.dropped: list[tuple[str, str]] = []
         self.format_annotations: list[tuple[str, str]] = []
         self._refs: dict[tuple[str, int], str] = {}
-        self._any: dict[int, str] = {}
+        self._any: dict[tuple[int, bool], str] = {}
         self._negations: dict[tuple[str, int], str] = {}
         self._open = 0      # value() calls in progress: subschemas and $refs being converted
         self._empty_at: str | None = None   # the first subschema found to admit no instance
@@ -98,6 +98,11 @@ class Converter:
         # one alive keeps its id unique
         self._validators: dict[int, tuple] = {}
         self._options_id = _options_id(opts)
+        # strings without an upper bound are lexed in chunks too (see chunk_every_string)
+        self.chunk_strings = False
+        self._long_strings = 0          # chunked strings written so far
+        self._ref_long: dict[tuple[str, int], bool] = {}    # whether a $ref's target has any
+        self.long_in_union = False      # one in a union beside a branch that may hold strings
 
     def _make_validator(self):
         validator = _validator_class()      # raises when jsonschema is missing
@@ -219,7 +224,7 @@ class Converter:
             return self._value(schema, ptr, depth)
         if len(text) > _MAX_SCALAR_TEXT:    # (a long enum: the cache stays small)
             return self._value(schema, ptr, depth)
-        key = (self._options_id, depth, text)
+        key = (self._options_id, self.chunk_strings, depth, text)
         hit = _SCALAR_PIECES.get(key)
         if hit is not None:
             return hit[0]
@@ -231,8 +236,8 @@ class Converter:
 
     def _value(self, schema: dict, ptr: str, depth: int) -> Piece:
         if unevaluated.has_unevaluated(schema):
-            return self.union([self.value(b, ptr, depth)
-                               for b in unevaluated.resolve(self, schema, ptr)])
+            return self._branches([(b, ptr) for b in unevaluated.resolve(self, schema, ptr)],
+                                  depth)
         values = self._finite_values(schema, 0)
         if values is not None:  # a finite set: keep the values the whole schema accepts
             return self._literals([v for v in values if self.validates(v, schema)])
@@ -244,8 +249,23 @@ class Converter:
                 return self._union_of(s, key, ptr, depth)
         branches = algebra.expand(self, s, ptr)
         if branches is not None:
-            return self.union([self.value(b, ptr, depth) for b in branches])
+            return self._branches([(b, ptr) for b in branches], depth)
         return self._plain(s, ptr, depth)
+
+    def _branches(self, branches: list, depth: int) -> Piece:
+        """The union of the pieces of (schema, pointer) ``branches``: texts of several schemas
+        are read at once, so a chunked string in one branch may meet another branch's string
+        at the same place (see api.chunk_every_string), unless that branch holds no string at
+        all (null, booleans, numbers: a regular piece without a quote)."""
+        pieces, chunked = [], []
+        for x, p in branches:
+            before = self._long_strings
+            pieces.append(self.value(x, p, depth))
+            chunked.append(self._long_strings > before)
+        if any(chunked) and not self.long_in_union:
+            self.long_in_union = sum(1 for piece in pieces if piece is not None and (
+                not isinstance(piece, Regular) or '"' in piece.pattern)) > 1
+        return self.union(pieces)
 
     def _finite_values(self, schema, depth: int) -> list | None:
         """The enum/const values that bound a schema (at its top or in an allOf part)."""
@@ -273,10 +293,16 @@ class Converter:
             name = self.b.reserve("ref")
             self._refs[key] = name
             target, tptr = self.index.resolve(uri, ptr)
+            before = self._long_strings
             piece = self.value(target, tptr, depth)
+            self._ref_long[key] = self._long_strings > before
             self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
-        elif self._refs[key] not in self.b.rules:
-            self._cyclic = True       # a rule that refers to itself may derive nothing
+        else:
+            if self._refs[key] not in self.b.rules:
+                self._cyclic = True       # a rule that refers to itself may derive nothing
+            # (a reference met again holds the chunked strings its target holds; one still
+            # being converted may hold some)
+            self._long_strings += self._ref_long.get(key, True)
         return Symbol(self._refs[key])
 
     def _flatten(self, s, ptr: str, seen: frozenset):
@@ -322,7 +348,7 @@ class Converter:
         if any(k in rest for k in _constraint_keys(rest)):
             branches = [(merge(rest, self._flatten(sub, bptr, frozenset()), bptr), bptr)
                         for sub, bptr in branches]
-        return self.union([self.value(x, p, depth) for x, p in branches])
+        return self._branches(branches, depth)
 
     def union(self, pieces: list[Piece]) -> Piece:
         """One piece accepting what any of ``pieces`` accepts (regular ones merged)."""
@@ -399,6 +425,7 @@ class Converter:
             language = None if long else string_language(s, ptr, self.opts, self.refuse)
             if long:
                 pieces.append(chunked_string(self, *long))
+                self._long_strings += 1
             elif language is not None:
                 pat, exclude = language
                 pieces += [Regular(pat, tuple(dict.fromkeys(exclude + excl)))
@@ -416,7 +443,8 @@ class Converter:
         hi = s.get("maxLength")
         hi = None if hi is None else int(hi)
         limit = self.opts.max_string_length
-        if not (lo > limit or hi is not None and hi > max(limit, lo)):
+        if not (lo > limit or hi is not None and hi > max(limit, lo)
+                or hi is None and self.chunk_strings):
             return None
         fmt = s.get("format")
         if "pattern" in s or isinstance(fmt, str) and format_body(fmt) is not None:
@@ -472,10 +500,11 @@ class Converter:
 
     def any_value(self, depth: int) -> Piece:
         """Any JSON value (the empty schema)."""
-        if depth not in self._any:
+        key = (depth, self.chunk_strings)
+        if key not in self._any:
             b, lay = self.b, self.layout
             name = b.reserve("json")
-            self._any[depth] = name
+            self._any[key] = name
             inner = self.value(True, "", depth + 1)
             inner_sym = b.symbol(inner)
             string = b.terminal(f'"{ANY_CHAR}*"', "STRING")
@@ -485,13 +514,14 @@ class Converter:
             b.define(members, [kv, kv + sep + (members,)])
             values = b.reserve("json_items")
             b.define(values, [(inner_sym,), (inner_sym,) + sep + (values,)])
-            b.define(name, [(string,), (b.terminal(NUMBER, "NUMBER"),),
+            value = b.symbol(chunked_string(self, 0, None)) if self.chunk_strings else string
+            b.define(name, [(value,), (b.terminal(NUMBER, "NUMBER"),),
                             (b.terminal("true|false|null", "LITERAL"),),
                             lay.open("{", depth) + (members,) + lay.close("}", depth),
                             lay.empty("{}", depth),
                             lay.open("[", depth) + (values,) + lay.close("]", depth),
                             lay.empty("[]", depth)])
-        return Symbol(self._any[depth])
+        return Symbol(self._any[key])
 
 
 def _constraint_keys(s: dict):
