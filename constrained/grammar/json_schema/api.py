@@ -117,29 +117,13 @@ def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> Schem
     cv = Converter(schema, options, owned=True, refers=refers)
     start = cv.start()
     if cv.long_in_union:        # (a fresh copy: a conversion may rewrite its schema)
-        cv = chunk_every_string(json.loads(text), options, refers)
-        start = "start"
+        cv = Converter(json.loads(text), options, owned=True, refers=refers, chunk_strings=True)
+        start = cv.start()
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, distinct_keys=True,
                          distinct_arrays=tuple(cv.b.distinct_arrays),
                          dropped=tuple(cv.dropped),
                          format_annotations=tuple(cv.format_annotations))
-
-
-def chunk_every_string(schema, options: SchemaOptions, refers: bool) -> Converter:
-    """The conversion again, every string without an upper bound lexed in chunks too.
-
-    A string longer than ``max_string_length`` is lexed in chunks of 32 characters
-    (long_strings), whose border is exact only where no other candidate terminal goes on past
-    it. Inside a union (anyOf, oneOf, expanded applicators) another branch may read an
-    unbounded string at the same place (a member of any value, say): greedy lexing would
-    take the longer lexeme and lose the chunked reading. Chunked alike, both end their
-    lexeme at the border. (Strings with a pattern or format, and items of arrays of distinct
-    strings, stay one terminal each.)"""
-    cv = Converter(schema, options, owned=True, refers=refers)
-    cv.chunk_strings = True
-    cv.start()
-    return cv
 
 
 def pydantic_to_grammar(model, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:

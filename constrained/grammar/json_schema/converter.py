@@ -40,7 +40,8 @@ _SCALAR_KEYWORDS = _SCALAR_ANNOTATIONS | {
     "type", "enum", "const", "minLength", "maxLength", "pattern", "format", "minimum",
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
-# (options id, depth, schema text) -> (piece,), for texts up to _MAX_SCALAR_TEXT characters
+# (options id, chunk_strings, depth, schema text) -> (piece,), for texts up to
+# _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
 _MAX_SCALAR_TEXT = 2048
 # json.dumps(sort_keys=True) without making an encoder per call (its cache keys are many)
@@ -76,9 +77,19 @@ class Converter:
     """Holds the builder, the reference index and what lenient mode dropped."""
 
     def __init__(self, schema, opts: SchemaOptions, owned: bool = False,
-                 refers: bool = True) -> None:
+                 refers: bool = True, chunk_strings: bool = False) -> None:
         """``owned``: ``schema`` is a private copy the conversion may rewrite; ``refers``
-        False: it holds no reference (refs.may_refer of its text)."""
+        False: it holds no reference (refs.may_refer of its text); ``chunk_strings``: strings
+        without an upper bound are lexed in chunks too.
+
+        A string longer than ``max_string_length`` is lexed in chunks of 32 characters
+        (long_strings), whose border is exact only where no other candidate terminal goes on
+        past it. In a union (anyOf, oneOf, expanded applicators) another branch may read an
+        unbounded string at the same place (a member of any value, say): greedy lexing would
+        take the longer lexeme and lose the chunked reading. A conversion that meets this
+        (``long_in_union``) is done again with ``chunk_strings``: chunked alike, both end their
+        lexeme at the border (strings with a pattern or format, and items of arrays of distinct
+        strings, stay one terminal each)."""
         self.opts = opts
         self.index = SchemaIndex(schema, owned, refers)
         self.b = GrammarBuilder(opts.max_rules)
@@ -98,8 +109,7 @@ class Converter:
         # one alive keeps its id unique
         self._validators: dict[int, tuple] = {}
         self._options_id = _options_id(opts)
-        # strings without an upper bound are lexed in chunks too (see chunk_every_string)
-        self.chunk_strings = False
+        self.chunk_strings = chunk_strings
         self._long_strings = 0          # chunked strings written so far
         self._ref_long: dict[tuple[str, int], bool] = {}    # whether a $ref's target has any
         self.long_in_union = False      # one in a union beside a branch that may hold strings
@@ -255,7 +265,7 @@ class Converter:
     def _branches(self, branches: list, depth: int) -> Piece:
         """The union of the pieces of (schema, pointer) ``branches``: texts of several schemas
         are read at once, so a chunked string in one branch may meet another branch's string
-        at the same place (see api.chunk_every_string), unless that branch holds no string at
+        at the same place (see __init__), unless that branch holds no string at
         all (null, booleans, numbers: a regular piece without a quote)."""
         pieces, chunked = [], []
         for x, p in branches:

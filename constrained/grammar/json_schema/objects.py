@@ -135,10 +135,10 @@ def object_piece(cv: "Converter", s: dict, ptr: str, depth: int,
         """The object's alternatives with these declared members."""
         made = _counted_chain(b, sep, chosen, x_sym, n_min, n_max, cap, x_limit) \
             if mode == "count" else None
-        if made is None:
-            chain = _MemberChain(b, sep, chosen, x_sym, x_variants, n_min, n_max, cap, full,
-                                 mode, x_limit)
-            if chain.too_large:
+        if made is None or made is _TOO_LARGE:
+            chain = None if made is _TOO_LARGE else _MemberChain(
+                b, sep, chosen, x_sym, x_variants, n_min, n_max, cap, full, mode, x_limit)
+            if chain is None or chain.too_large:
                 cv.refuse(ptr + "/properties", "properties", f"{len(chosen)} properties in "
                           f"any order with these counts need more than {_MAX_CHAIN_STATES} "
                           "grammar states")
@@ -393,6 +393,7 @@ class _MemberChain:
 # found once per process and written out with each object's symbols (objects of the same
 # counts recur across schemas)
 _CHAIN_SHAPES = LRUCache(1024)
+_TOO_LARGE = ("too large",)     # a shape past _MAX_CHAIN_STATES (the caller refuses it)
 
 
 class _ShapeRecorder:
@@ -416,10 +417,10 @@ class _ShapeRecorder:
 
 
 def _counted_chain(b, sep: tuple, members: list, x_sym, n_min: int, n_max, cap: int,
-                   x_limit) -> tuple[str | None, bool] | None:
+                   x_limit) -> tuple:
     """``(first, empty_allowed)`` of ``_MemberChain`` in mode "count" (no witnesses), its rules
-    defined in ``b`` from the shape of its counts; None when the chain is too large (the
-    caller refuses it)."""
+    defined in ``b`` from the shape of its counts; ``_TOO_LARGE`` when the chain is too large
+    (the caller refuses it)."""
     n_req = sum(1 for m in members if m[1])
     key = (n_req, len(members) - n_req, x_sym is not None, x_limit, n_min, n_max, cap,
            len(sep))
@@ -431,7 +432,7 @@ def _counted_chain(b, sep: tuple, members: list, x_sym, n_min: int, n_max, cap: 
         chain = _MemberChain(rec, marks, fake, "\0x" if x_sym is not None else None, [], n_min,
                              n_max, cap, 0, "count", x_limit)
         if chain.too_large:
-            return None
+            return _CHAIN_SHAPES.put(key, _TOO_LARGE)
         first, empty = chain.first(), chain.empty_allowed()
         slots = marks + ("\0req", "\0opt", "\0x") + tuple(
             f"\0r{i}" for i in range(len(rec.hints)))
@@ -440,6 +441,8 @@ def _counted_chain(b, sep: tuple, members: list, x_sym, n_min: int, n_max, cap: 
                         for name, alts in rec.rules.items())
         shape = _CHAIN_SHAPES.put(key, (tuple(rec.hints), defined,
                                         None if first is None else at[first], empty))
+    if shape is _TOO_LARGE:
+        return shape
     hints, defined, first_at, empty = shape
     req = b.rule([m[0] for m in members if m[1]], "req") if n_req else None
     opt = b.rule([m[0] for m in members if not m[1]], "opt") if len(members) > n_req else None
