@@ -187,6 +187,24 @@ class Lexer:
         untrack_all(self)           # (attributes set on an untracked object track it again)
 
     @cached_property
+    def component_tables(self) -> tuple[list, list, np.ndarray]:
+        """The components as ``_walks.walk_components`` reads them: per component its text or
+        transition table, its accepting flags as bytes (None for a text), its initial state."""
+        parts, accepting, initial = [], [], []
+        for part in self.parts:
+            if isinstance(part, bytes):
+                parts.append(part)
+                accepting.append(None)
+                initial.append(0)
+            else:
+                parts.append(part.transitions)
+                accepting.append(part.accepting.view(np.uint8))
+                initial.append(part.initial)
+        tables = (parts, accepting, np.array(initial, dtype=np.int32))
+        untrack_all(parts, accepting, tables)     # arrays and texts
+        return tables
+
+    @cached_property
     def accepting_terms(self) -> list[frozenset[int]]:
         """Per state, the candidates that fully match the lexeme (empty: none)."""
         terms = self.class_terms

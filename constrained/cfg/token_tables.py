@@ -327,18 +327,8 @@ def _walk_components(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     it: (ok ids, ((component positions, nodes),)) with the components read directly
     (``_walks.walk_components``); None when the walk would read more than _COMPONENT_VISITS
     trie nodes."""
-    parts, accepting, initial = [], [], []
-    for part in lexer.parts:
-        if isinstance(part, bytes):
-            parts.append(part)
-            accepting.append(None)
-            initial.append(0)
-        else:
-            parts.append(part.transitions)
-            accepting.append(part.accepting.view(np.uint8))
-            initial.append(part.initial)
-    got = _walks.walk_components(parts, accepting, np.array(initial, dtype=np.int32),
-                                 trie.node_byte, trie.depth, trie.skip, trie.lo, trie.own,
+    parts, accepting, initial = lexer.component_tables
+    got = _walks.walk_components(parts, accepting, initial, trie.node_byte, trie.depth, trie.skip, trie.lo, trie.own,
                                  trie.token_ids, trie.max_depth, roots,
                                  _COMPONENT_VISITS)
     if got is None:
