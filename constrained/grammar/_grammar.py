@@ -66,6 +66,17 @@ class Terminal:
     def __post_init__(self) -> None:
         untrack_all(self)       # text, an automaton, a token reference: no cycle
 
+    @classmethod
+    def _plain(cls, name: str, pattern: str, exclude: tuple[str, ...] = (),
+               automaton: "ByteDFA | None" = None) -> "Terminal":
+        """``Terminal(name, pattern, exclude=exclude, automaton=automaton)``, made without the
+        frozen class's checked assignment per field (front-ends make thousands)."""
+        t = object.__new__(cls)
+        t.__dict__.update(name=name, pattern=pattern, priority=0, exclude=exclude,
+                          automaton=automaton, tokens=None)
+        untrack_all(t)
+        return t
+
 
 @dataclass(frozen=True)
 class Grammar:

@@ -541,3 +541,29 @@ def test_counted_member_chains_from_shapes_equal_the_chains_built_anew(monkeypat
         built = [convert(s) for s in schemas]
     assert shaped == built == again
     assert len(objects._CHAIN_SHAPES) < len(schemas)   # shapes were shared
+
+
+def test_builder_terminals_equal_constructed_ones():
+    """The builder makes its terminals without the dataclass constructor
+    (Terminal._plain): they are the terminals the constructor makes, field for field."""
+    import dataclasses
+    from constrained.grammar._grammar import Terminal
+    g = schema_to_grammar({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3},
+                                                            "b": {"enum": [1, "x"]}},
+                           "additionalProperties": {"type": "integer"}}, property_order="any")
+    fields = {f.name for f in dataclasses.fields(Terminal)}
+    assert len(g.terminals) > 3
+    for name, t in g.terminals.items():
+        assert set(vars(t)) == fields
+        assert t == Terminal(name, t.pattern, exclude=t.exclude, automaton=t.automaton)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            t.pattern = "x"
+
+
+def test_scalar_cache_key_text_is_sorted_compact_json():
+    from constrained.grammar.json_schema.converter import _SORTED_TEXT
+    for value in ({"type": "string", "enum": ["é", "a\"b", None, True, 1, 1.5, -0.0]},
+                  {"maximum": 1e300, "minimum": float("-inf"), "b": {"z": [], "a": {}}}, [], "s"):
+        assert _SORTED_TEXT(value) == json.dumps(value, sort_keys=True, separators=(",", ":"))
+    with pytest.raises(TypeError):
+        _SORTED_TEXT({"enum": {1, 2}})

@@ -51,7 +51,7 @@ class GrammarBuilder:
             if automaton is None:
                 automaton = counted_string_automaton(pattern)
             name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
-            self.terminals[name] = Terminal(name, pattern, exclude=exclude, automaton=automaton)
+            self.terminals[name] = Terminal._plain(name, pattern, exclude, automaton)
             self._by_pattern[key] = name
             if opens_distinct:
                 self.distinct_arrays.append(name)
@@ -62,6 +62,14 @@ class GrammarBuilder:
         if self._count > self._max_rules:
             raise LimitExceededError(f"grammar exceeds {self._max_rules} rules (max_rules)")
         return f"{hint}_{self._count}"
+
+    def reserve_all(self, hints) -> tuple[str, ...]:
+        """``reserve`` for each of ``hints``, in order."""
+        first = self._count + 1
+        self._count += len(hints)
+        if self._count > self._max_rules:
+            raise LimitExceededError(f"grammar exceeds {self._max_rules} rules (max_rules)")
+        return tuple([f"{hint}_{i}" for i, hint in enumerate(hints, first)])
 
     def define(self, name: str, alts) -> str:
         self.rules[name] = tuple(tuple(a) for a in alts)

@@ -44,8 +44,23 @@ _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
 # _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
 _MAX_SCALAR_TEXT = 2048
-# json.dumps(sort_keys=True) without making an encoder per call (its cache keys are many)
-_SORTED_TEXT = json.JSONEncoder(sort_keys=True).encode
+
+
+def _sorted_text_encoder():
+    """A function giving compact JSON text with sorted members, like
+    ``json.dumps(x, sort_keys=True, separators=(",", ":"))``, without making an encoder per
+    call (scalar cache keys are many). The schemas it reads come from JSON text, so they hold
+    no cycle; one that recursed too deep raises RecursionError as json.dumps does."""
+    make = json.encoder.c_make_encoder
+    if make is None:
+        return json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+    encode = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
+                  ":", ",", True, False, True)
+    join = "".join
+    return lambda value: join(encode(value, 0))
+
+
+_SORTED_TEXT = _sorted_text_encoder()
 
 
 _OPTIONS_IDS: dict[SchemaOptions, int] = {}

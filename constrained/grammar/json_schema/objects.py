@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -437,7 +438,9 @@ def _counted_chain(b, sep: tuple, members: list, x_sym, n_min: int, n_max, cap: 
         slots = marks + ("\0req", "\0opt", "\0x") + tuple(
             f"\0r{i}" for i in range(len(rec.hints)))
         at = {name: i for i, name in enumerate(slots)}
-        defined = tuple((at[name], tuple(tuple(at[s] for s in alt) for alt in alts))
+        # each alternative as a getter of its symbols from the slots (a slice getter returns
+        # a tuple whatever the alternative's length)
+        defined = tuple((at[name], tuple(_symbols_getter([at[s] for s in alt]) for alt in alts))
                         for name, alts in rec.rules.items())
         shape = _CHAIN_SHAPES.put(key, (tuple(rec.hints), defined,
                                         None if first is None else at[first], empty))
@@ -446,11 +449,18 @@ def _counted_chain(b, sep: tuple, members: list, x_sym, n_min: int, n_max, cap: 
     hints, defined, first_at, empty = shape
     req = b.rule([m[0] for m in members if m[1]], "req") if n_req else None
     opt = b.rule([m[0] for m in members if not m[1]], "opt") if len(members) > n_req else None
-    slots = sep + (req, opt, x_sym) + tuple(b.reserve(h) for h in hints)
-    slot = slots.__getitem__
-    for name_at, alts in defined:
-        b.define_tuples(slots[name_at], tuple(tuple(map(slot, alt)) for alt in alts))
+    slots = sep + (req, opt, x_sym) + b.reserve_all(hints)
+    rules = b.rules
+    for name_at, getters in defined:
+        rules[slots[name_at]] = tuple([get(slots) for get in getters])
     return (None if first_at is None else slots[first_at]), empty
+
+
+def _symbols_getter(positions: list[int]):
+    """A function of a slots tuple giving the tuple of its items at ``positions``."""
+    if len(positions) > 1:
+        return itemgetter(*positions)
+    return itemgetter(slice(positions[0], positions[0] + 1) if positions else slice(0, 0))
 
 
 def _witness_key(cv, chosen: list, extra: _Extra, declared, names_schema,
