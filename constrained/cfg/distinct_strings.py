@@ -72,7 +72,7 @@ class _SharedFacts:
         # the terminals that open arrays of distinct strings
         names = set(compiled.grammar.distinct_arrays)
         self.array_terms = frozenset(i for i, n in enumerate(compiled.prepared.terminal_names)
-                                     if n in names)
+                                     if n in names) if names else frozenset()
 
 
 class DistinctStringsMatcher(CFGMatcher):
