@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from operator import itemgetter
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ...automata.byte_dfa import dfas_intersect, regex_to_byte_dfa
