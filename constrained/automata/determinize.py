@@ -152,10 +152,18 @@ def number_canonically(trans: np.ndarray, accepting: np.ndarray, initial: int):
     return _canonical(number_table, trans, accepting, initial)
 
 
-def _canonical(kernel, trans: np.ndarray, accepting: np.ndarray, initial: int):
+def number_canonically_from(trans: np.ndarray, accepting: np.ndarray, initial: int):
+    """``number_canonically``'s (transitions, accepting, initial), and the state of ``trans``
+    each new state is (int32 per new state)."""
+    return _canonical(number_table, trans, accepting, initial, origins=True)
+
+
+def _canonical(kernel, trans: np.ndarray, accepting: np.ndarray, initial: int,
+               origins: bool = False):
     n = len(accepting)
     if n == 0:
-        return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
+        found = np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
+        return found + (np.zeros(0, np.int32),) if origins else found
     table = np.ascontiguousarray(trans, dtype=np.int32)
     acc = np.ascontiguousarray(accepting, dtype=bool)
     ids = np.empty(n, dtype=np.int32)
@@ -163,5 +171,7 @@ def _canonical(kernel, trans: np.ndarray, accepting: np.ndarray, initial: int):
     out = np.empty((n, 256), dtype=np.int32)
     k = kernel(table, acc.view(np.uint8), int(initial), ids, reps, out)
     if k == 0:
-        return np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
-    return (out if k == n else out[:k].copy()), acc[reps[:k]], 0
+        found = np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
+        return found + (np.zeros(0, np.int32),) if origins else found
+    found = (out if k == n else out[:k].copy()), acc[reps[:k]], 0
+    return found + (reps[:k].copy(),) if origins else found

@@ -241,6 +241,9 @@ def _future(lexer: Lexer, c: int, state: int):
     part = lexer.parts[c]
     if isinstance(part, bytes):
         return part[state:]
+    named = part.__dict__.get("state_futures")     # names its builder gave (counted strings)
+    if named is not None:
+        return named[state]
     return part.future_key(state) if part.n_states <= _FUTURE_STATES else (lexer.keys[c], state)
 
 

@@ -30,3 +30,30 @@ def test_counted_string_automaton_is_the_pipelines(lo, hi, opening, closing):
                                      "[0-9]{1,3}", '"' + ANY_CHAR + "{2}x"])
 def test_other_patterns_are_left_to_the_pipeline(pattern):
     assert counted_string_automaton(pattern) is None
+
+
+def _pattern(lo, hi, opening, closing):
+    counts = f"{{{lo}}}" if hi == lo else (f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}")
+    return ('"' if opening else "") + ANY_CHAR + counts + ('"' if closing else "")
+
+
+def test_state_futures_name_equal_languages_across_chains():
+    """Every state of a counted string's automaton has a name of its future (what lexers key
+    root walks by): states of any chains with equal names accept the same texts from there
+    on, by the automata's own canonical future digests; and chains with as many characters
+    left share names."""
+    by_name: dict = {}
+    for lo, hi in CASES + [(3, 9), (0, 9), (6, 12), (1, None), (2, None)]:
+        for opening in (True, False):
+            for closing in (True, False):
+                dfa = counted_string_automaton(_pattern(lo, hi, opening, closing))
+                names = dfa.__dict__["state_futures"]
+                for state in range(dfa.n_states):
+                    name, digest = names[state], dfa.future_key(state)
+                    assert by_name.setdefault(name, digest) == digest, (lo, hi, state, name)
+    # a position of {0,9} and one of {3,12} with 9 characters left, two of {lo,} past lo
+    a = counted_string_automaton(_pattern(0, 9, True, True))
+    b = counted_string_automaton(_pattern(3, 12, True, True))
+    names_a = {a.__dict__["state_futures"][s] for s in range(a.n_states)}
+    names_b = {b.__dict__["state_futures"][s] for s in range(b.n_states)}
+    assert len(names_a & names_b) >= a.n_states - 1     # all but the one before the quote

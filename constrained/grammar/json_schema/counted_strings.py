@@ -14,7 +14,8 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata.byte_dfa import ByteDFA, provide_builder, regex_to_byte_dfa
-from ...automata.determinize import number_canonically
+from ...automata.determinize import number_canonically_from
+from ...gc_untrack import untrack_all
 from .chars import ANY_CHAR
 
 _SHAPE = re.compile('(")?' + re.escape(ANY_CHAR) + r'\{(\d+)(?:(,)(\d*))?\}(")?')
@@ -89,7 +90,39 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     start = 0 if opening else first
     # the chain is minimal already (copies differ in the characters left, a copy's states are
     # the character DFA's, every state reaches acceptance): numbering it is enough
-    return ByteDFA(*number_canonically(trans, acc, start), pattern)
+    table, accepting, initial, origin = number_canonically_from(trans, acc, start)
+    dfa = ByteDFA(table, accepting, initial, pattern)
+    # lexers name a state's future by it (token_tables._future): root walks are shared by
+    # the positions of every counted string and chunk with as many characters left
+    dfa.__dict__["state_futures"] = _ChainFutures(origin, opening, lo, hi, closing, base, n,
+                                                  q0, top, final)
+    return dfa
+
+
+class _ChainFutures:
+    """Names of what a counted string's automaton accepts from each of its states: states of
+    any chains with equal names accept the same texts from there on (``names[state]``)."""
+
+    __slots__ = ("_origin", "_params")
+
+    def __init__(self, origin: np.ndarray, *params) -> None:
+        self._origin = origin           # the chain's layout state of each automaton state
+        self._params = params
+        untrack_all(self)               # an array and ints
+
+    def __getitem__(self, state: int) -> tuple:
+        opening, lo, hi, closing, base, n, q0, top, final = self._params
+        x = int(self._origin[state])
+        if opening and x == 0:
+            return ("counted-v1 before the quote", lo, hi, closing)
+        if x == final:
+            return ("counted-v1 closed",)
+        if x == top:                    # hi characters read, or at least lo for {lo,}
+            i, j = (lo if hi is None else hi), q0
+        else:
+            i, j = divmod(x - base, n)  # copy i (i characters read), character state j
+        # from a character's start: CHAR{lo - i, hi - i}; inside one: its rest, then one less
+        return ("counted-v1", closing, j, max(lo - i, 0), None if hi is None else hi - i)
 
 
 provide_builder(counted_string_automaton)   # also where a counted string is one alternative
