@@ -76,6 +76,13 @@ class ByteDFA:
         h.update(np.ascontiguousarray(self.accepting, dtype=np.uint8).tobytes())
         return h.hexdigest()
 
+    def given_future(self, state: int):
+        """The name its builder gave to what the automaton accepts from ``state`` (a builder
+        that knows its automata's structure sets ``state_futures``, indexable by state: equal
+        names, in any automata, mean equal texts from there on), or None."""
+        names = self.__dict__.get("state_futures")
+        return None if names is None else names[state]
+
     def future_key(self, state: int) -> str:
         """Digest of the automaton read from ``state``: its reachable part numbered breadth-first
         from there. States (of any automata) with equal digests accept the same texts from there

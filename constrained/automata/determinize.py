@@ -161,16 +161,15 @@ def number_canonically_from(trans: np.ndarray, accepting: np.ndarray, initial: i
 def _canonical(kernel, trans: np.ndarray, accepting: np.ndarray, initial: int,
                origins: bool = False):
     n = len(accepting)
-    if n == 0:
-        found = np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
-        return found + (np.zeros(0, np.int32),) if origins else found
-    table = np.ascontiguousarray(trans, dtype=np.int32)
-    acc = np.ascontiguousarray(accepting, dtype=bool)
-    ids = np.empty(n, dtype=np.int32)
-    reps = np.empty(n, dtype=np.int32)
-    out = np.empty((n, 256), dtype=np.int32)
-    k = kernel(table, acc.view(np.uint8), int(initial), ids, reps, out)
-    if k == 0:
+    k = 0
+    if n:
+        table = np.ascontiguousarray(trans, dtype=np.int32)
+        acc = np.ascontiguousarray(accepting, dtype=bool)
+        ids = np.empty(n, dtype=np.int32)
+        reps = np.empty(n, dtype=np.int32)
+        out = np.empty((n, 256), dtype=np.int32)
+        k = kernel(table, acc.view(np.uint8), int(initial), ids, reps, out)
+    if k == 0:      # (an empty language: no states)
         found = np.zeros((0, 256), np.int32), np.zeros(0, bool), -1
         return found + (np.zeros(0, np.int32),) if origins else found
     found = (out if k == n else out[:k].copy()), acc[reps[:k]], 0

@@ -241,9 +241,9 @@ def _future(lexer: Lexer, c: int, state: int):
     part = lexer.parts[c]
     if isinstance(part, bytes):
         return part[state:]
-    named = part.__dict__.get("state_futures")     # names its builder gave (counted strings)
+    named = part.given_future(state)     # (counted strings name theirs cheaply)
     if named is not None:
-        return named[state]
+        return named
     return part.future_key(state) if part.n_states <= _FUTURE_STATES else (lexer.keys[c], state)
 
 
@@ -331,9 +331,9 @@ def _walk_components(lexer: Lexer, trie: PreorderTrie, roots: np.ndarray):
     (``_walks.walk_components``); None when the walk would read more than _COMPONENT_VISITS
     trie nodes."""
     parts, accepting, initial = lexer.component_tables
-    got = _walks.walk_components(parts, accepting, initial, trie.node_byte, trie.depth, trie.skip, trie.lo, trie.own,
-                                 trie.token_ids, trie.max_depth, roots,
-                                 _COMPONENT_VISITS)
+    got = _walks.walk_components(parts, accepting, initial, trie.node_byte, trie.depth,
+                                 trie.skip, trie.lo, trie.own, trie.token_ids, trie.max_depth,
+                                 roots, _COMPONENT_VISITS)
     if got is None:
         return None
     ok, groups, members = got

@@ -92,7 +92,7 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     # the character DFA's, every state reaches acceptance): numbering it is enough
     table, accepting, initial, origin = number_canonically_from(trans, acc, start)
     dfa = ByteDFA(table, accepting, initial, pattern)
-    # lexers name a state's future by it (token_tables._future): root walks are shared by
+    # names of the states' futures (ByteDFA.given_future): lexers share the root walks of
     # the positions of every counted string and chunk with as many characters left
     dfa.__dict__["state_futures"] = _ChainFutures(origin, opening, lo, hi, closing, base, n,
                                                   q0, top, final)
