@@ -11,7 +11,7 @@ from ...gc_pause import gc_paused
 from ...errors import GrammarError, LimitExceededError
 from ...lru import LRUCache
 from .._grammar import Grammar
-from .converter import Converter
+from .converter import ChunkEveryString, Converter
 from .deep_stack import call_with_deep_stack
 from .metaschema import check_schema
 from .options import SchemaOptions
@@ -115,15 +115,16 @@ def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> Schem
         schema = json.loads(text)       # a private copy, faster than copying the objects
     refers = not isinstance(text, str) or may_refer(text)
     cv = Converter(schema, options, owned=True, refers=refers)
-    start = cv.start()
-    if cv.long_in_union:        # (a fresh copy: a conversion may rewrite its schema)
+    try:
+        start = cv.start()
+    except ChunkEveryString:    # (a fresh copy: a conversion may rewrite its schema)
         cv = Converter(json.loads(text), options, owned=True, refers=refers, chunk_strings=True)
         start = cv.start()
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, distinct_keys=True,
                          distinct_arrays=tuple(cv.b.distinct_arrays),
-                         dropped=tuple(cv.dropped),
-                         format_annotations=tuple(cv.format_annotations))
+                         dropped=tuple(dict.fromkeys(cv.dropped)),
+                         format_annotations=tuple(dict.fromkeys(cv.format_annotations)))
 
 
 def pydantic_to_grammar(model, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:
