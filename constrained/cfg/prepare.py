@@ -162,7 +162,7 @@ def prepare_grammar(grammar: Grammar, *, max_rules: int = 100_000,
     rules = grammar.rules
     if grammar.start not in rules:
         raise GrammarError(f"start rule {grammar.start!r} is not defined")
-    n_alts = sum(len(a) for a in rules.values())
+    n_alts = sum(map(len, rules.values()))
     if n_alts > max_rules:
         raise LimitExceededError(f"grammar has {n_alts} alternatives, more than "
                                  f"max_rules={max_rules}")
