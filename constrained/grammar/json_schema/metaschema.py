@@ -109,6 +109,16 @@ def check_schema(schema, *, max_depth: int, max_enum: int) -> int:
             elif kind in _SCHEMA_KINDS:
                 stack.append((value, (ptr, key), depth + 1, kind))
                 continue
+            elif kind == "types":
+                if value.__class__ is str and value in _TYPES:
+                    continue
+            elif kind == "number":
+                cls = value.__class__
+                if cls is int or cls is float and math.isfinite(value):
+                    continue
+            elif kind == "count":
+                if value.__class__ is int and value >= 0:
+                    continue
             stack.extend(_children(kind, key, value, (ptr, key), depth, dialect, max_enum))
     return dialect
 
