@@ -298,7 +298,8 @@ class Converter:
         """The union of the pieces of (schema, pointer) ``branches``: texts of several schemas
         are read at once, so a chunked string in one branch may meet another branch's string
         at the same place (see __init__), unless that branch holds no string at
-        all (null, booleans, numbers: a regular piece without a quote)."""
+        all (null, booleans, numbers: a regular piece without a quote). Such a union is
+        converted again with its strings chunked, its lenient records taken back first."""
         records = len(self.dropped), len(self.format_annotations)
         rules = len(self.b.rules)
         pieces, chunked = [], []
