@@ -168,6 +168,7 @@ def test_distinct_string_arrays_stay_enforced_where_every_string_is_chunked():
         assert (all(m.accept_token(t) for t in text) and m.is_accepting()) == ok, doc
 
 
+
 _DECLARED = {"type": "object", "required": ["c"], "properties": {
     "v": {"type": "string", "minLength": 5, "maxLength": 105}, "c": {"type": "string"}}}
 _OTHER = {"type": "object", "required": ["limit"], "properties": {"limit": {"type": "number"}}}
@@ -178,71 +179,35 @@ def _takes(compiled, doc) -> bool:
     return all(m.accept_token(t) for t in json.dumps(doc).encode()) and m.is_accepting()
 
 
-def _unbounded_values(g, name: str) -> list[bool]:
-    """Per member of key ``name`` in the rules the start reaches, whether its value is one
-    terminal of every JSON string (not chunked)."""
-    from constrained.grammar.json_schema.chars import ANY_CHAR
-    from constrained.grammar.json_schema.keys import key_literal
-    key = next(t for t, term in g.terminals.items() if term.pattern == key_literal(name))
-    reached, todo = set(), [g.start]
-    while todo:
-        rule = todo.pop()
-        if rule in g.rules and rule not in reached:
-            reached.add(rule)
-            todo.extend(sym for alt in g.rules[rule] for sym in alt)
-    found = []
-    for alts in (g.rules[r] for r in reached):
-        for alt in alts:
-            for i, sym in enumerate(alt):
-                if sym == key:
-                    value = next(s for s in alt[i + 1:] if s not in ("ws", "COLON"))
-                    term = g.terminals.get(value)
-                    found.append(term is not None and term.pattern == f'"{ANY_CHAR}*"')
-    return found
-
-
-def test_a_union_converted_again_chunks_the_strings_inside_it_only():
-    """The union of a long string and any extra member has its strings chunked; an
-    unbounded string elsewhere in the schema stays one terminal, and both read every
-    length."""
+def test_a_conversion_meeting_a_long_string_beside_another_branch_starts_again_chunked():
+    """It stops at that union: the grammar is the one of a conversion that chunks every
+    string from the start, and what the rest of the schema refuses is still refused (or
+    recorded once, when lenient)."""
+    from constrained.errors import UnsupportedSchemaError
     from constrained.grammar.json_schema.api import schema_to_grammar
-    schema = {"type": "object", "required": ["u", "free"], "properties": {
-        "u": {"anyOf": [_DECLARED, _OTHER]}, "free": {"type": "string"}}}
-    g = schema_to_grammar(schema)
-    free = _unbounded_values(g, "free")
-    assert free and all(free)
-    assert _unbounded_values(g, "c") and not any(_unbounded_values(g, "c"))
-    compiled = compile_grammar(Grammar.from_json_schema(schema), VOCAB)
-    for n in (0, 31, 32, 33, 70, 105, 106):
-        for free in (0, 32, 33, 100):
-            doc = {"u": {"v": "x" * n, "c": "y" * n}, "free": "z" * free}
-            assert _takes(compiled, doc) == (5 <= n <= 105), (n, free)
-            doc = {"u": {"limit": 1, "v": "x" * n, "w": "é" * n}, "free": "z" * free}
-            assert _takes(compiled, doc), (n, free)
-
-
-def test_past_the_limit_of_unions_converted_again_the_whole_schema_is(monkeypatch):
-    from constrained.grammar.json_schema import converter
-    from constrained.grammar.json_schema.api import schema_to_grammar
+    from constrained.grammar.json_schema.converter import Converter
+    from constrained.grammar.json_schema.options import SchemaOptions
     schema = {"type": "object", "properties": {
-        "a": {"anyOf": [_DECLARED, _OTHER]}, "b": {"anyOf": [_DECLARED, _OTHER]},
-        "free": {"type": "string"}}}
-    free = _unbounded_values(schema_to_grammar(schema), "free")
-    assert free and all(free)
-    monkeypatch.setattr(converter, "_REDONE_RULES", 1)
-    g = schema_to_grammar(schema, max_rules=100_001)      # (options unlike the cached ones)
-    free = _unbounded_values(g, "free")
-    assert free and not any(free)
-    compiled = compile_grammar(g, VOCAB)
-    for n in (4, 33, 105, 106):
-        doc = {"a": {"v": "x" * n, "c": "y"}, "b": {"limit": 2, "v": "é" * n},
-               "free": "z" * 40}
-        assert _takes(compiled, doc) == (5 <= n <= 105), n
+        "u": {"anyOf": [_DECLARED, _OTHER]}, "free": {"type": "string"},
+        "m": {"type": "number", "multipleOf": 0.37}}}
+    chunked = Converter(json.loads(json.dumps(schema)), SchemaOptions(lenient=True),
+                        owned=True, chunk_strings=True)
+    start = chunked.start()
+    g = schema_to_grammar(schema, lenient=True)
+    assert (g.start, g.rules, g.terminals) == (start, chunked.b.rules, chunked.b.terminals)
+    assert g.dropped == (("/properties/m/multipleOf", "multipleOf"),)
+    with pytest.raises(UnsupportedSchemaError) as err:
+        schema_to_grammar(schema)
+    assert err.value.pointer == "/properties/m/multipleOf"
 
 
-def test_a_union_converted_again_records_what_lenient_mode_dropped_once():
-    from constrained.grammar.json_schema.api import schema_to_grammar
-    declared = json.loads(json.dumps(_DECLARED))
-    declared["properties"]["m"] = {"type": "number", "multipleOf": 0.37}
-    g = schema_to_grammar({"anyOf": [declared, _OTHER]}, lenient=True)
-    assert g.dropped == (("/anyOf/0/properties/m/multipleOf", "multipleOf"),)
+def test_a_complement_met_again_holds_its_chunked_strings():
+    """A `not` schema converted once (one rule) and met again in a union beside a branch
+    of any extra members: the union still sees its chunked string."""
+    negated = dict(_DECLARED, **{"not": {"required": ["limit"]}})
+    schema = {"type": "object", "properties": {
+        "b": negated, "a": {"anyOf": [negated, _OTHER]}}}
+    compiled = compile_grammar(Grammar.from_json_schema(schema), VOCAB)
+    for n in (4, 33, 40, 105, 106):
+        assert _takes(compiled, {"a": {"v": "x" * n, "c": "y"}}) == (5 <= n <= 105), n
+        assert _takes(compiled, {"b": {"v": "x" * n, "c": "y" * 40}}) == (5 <= n <= 105), n

@@ -123,8 +123,8 @@ def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> Schem
     return SchemaGrammar(start=start, rules=dict(cv.b.rules), terminals=dict(cv.b.terminals),
                          source="json_schema", text=text, distinct_keys=True,
                          distinct_arrays=tuple(cv.b.distinct_arrays),
-                         dropped=tuple(dict.fromkeys(cv.dropped)),
-                         format_annotations=tuple(dict.fromkeys(cv.format_annotations)))
+                         dropped=tuple(cv.dropped),
+                         format_annotations=tuple(cv.format_annotations))
 
 
 def pydantic_to_grammar(model, options: SchemaOptions | None = None, **kwargs) -> SchemaGrammar:

@@ -25,16 +25,13 @@ if TYPE_CHECKING:
 
 def array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:
     """The rule for arrays valid under the array keywords of plain schema ``s``."""
-    if s.get("uniqueItems") is not True:
+    if s.get("uniqueItems") is not True or not cv.chunk_strings:
         return _array_piece(cv, s, ptr, depth)
-    chunk = cv.chunk_strings
     cv.chunk_strings = False        # distinct strings are items of one terminal each
-    cv.distinct_items += 1
     try:
         return _array_piece(cv, s, ptr, depth)
     finally:
-        cv.chunk_strings = chunk
-        cv.distinct_items -= 1
+        cv.chunk_strings = True
 
 
 def _array_piece(cv: "Converter", s: dict, ptr: str, depth: int) -> Piece:

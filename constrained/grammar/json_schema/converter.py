@@ -44,9 +44,6 @@ _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
 # _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
 _MAX_SCALAR_TEXT = 2048
-# the rules of unions one conversion converts again with their strings chunked, at most
-# (or half of the rules made, if more): past it the whole schema is converted again instead
-_REDONE_RULES = 256
 
 
 def _sorted_text_encoder():
@@ -92,7 +89,7 @@ def _scalar_types(types) -> bool:
 
 
 class ChunkEveryString(Exception):
-    """Raised by a conversion that should start again with ``chunk_strings`` (see
+    """Raised by a conversion that must start again with ``chunk_strings`` (see
     Converter.__init__)."""
 
 
@@ -109,23 +106,19 @@ class Converter:
         (long_strings), whose border is exact only where no other candidate terminal goes on
         past it. In a union (anyOf, oneOf, expanded applicators) another branch may read an
         unbounded string at the same place (a member of any value, say): greedy lexing would
-        take the longer lexeme and lose the chunked reading. A union that meets this is
-        converted again with ``chunk_strings`` (``_branches``): chunked alike, both end their
-        lexeme at the border (strings with a pattern or format, and items of arrays of distinct
-        strings, stay one terminal each). Where the unions converted again would add up to more
-        than _REDONE_RULES rules and half of the rules made, the conversion stops with
-        ChunkEveryString: the whole schema is converted again that way instead."""
+        take the longer lexeme and lose the chunked reading. A conversion that meets this
+        stops there (ChunkEveryString) and is done again with ``chunk_strings``: chunked
+        alike, both end their lexeme at the border (strings with a pattern or format, and items
+        of arrays of distinct strings, stay one terminal each)."""
         self.opts = opts
         self.index = SchemaIndex(schema, owned, refers)
         self.b = GrammarBuilder(opts.max_rules)
         self.layout = Layout(self.b, opts)
         self.dropped: list[tuple[str, str]] = []
         self.format_annotations: list[tuple[str, str]] = []
-        # by (pointer or text, depth, chunk_strings): a union converted again with its strings
-        # chunked converts what it refers to again too
-        self._refs: dict[tuple[str, int, bool], str] = {}
+        self._refs: dict[tuple[str, int], str] = {}
         self._any: dict[tuple[int, bool], str] = {}
-        self._negations: dict[tuple[str, int, bool], str] = {}
+        self._negations: dict[tuple[str, int], str] = {}
         self._open = 0      # value() calls in progress: subschemas and $refs being converted
         self._empty_at: str | None = None   # the first subschema found to admit no instance
         self._cyclic = False                # some rule refers to itself (through $ref or not)
@@ -138,11 +131,9 @@ class Converter:
         self._options_id = _options_id(opts)
         self.chunk_strings = chunk_strings
         self._long_strings = 0          # chunked strings written so far
-        # whether a $ref's target has any
-        self._ref_long: dict[tuple[str, int, bool], bool] = {}
-        self._redone_rules = 0          # rules made by the unions converted again (_branches)
-        self._redo_limit: int | None = None     # the rules such a union may make, at most
-        self.distinct_items = 0         # arrays of distinct items being converted (arrays.py)
+        self._ref_long: dict[tuple[str, int], bool] = {}    # whether a $ref's target has any
+        self._neg_long: dict[tuple[str, int], bool] = {}    # and a complement's schema
+        self._first_pass = not chunk_strings    # (the only one unless ChunkEveryString)
 
     def _make_validator(self):
         validator = _validator_class()      # raises when jsonschema is missing
@@ -212,8 +203,6 @@ class Converter:
             raise LimitExceededError(f"subschemas and $refs lead more than 4 x max_schema_depth"
                                      f"={self.opts.max_schema_depth} levels deep (at "
                                      f"{ptr or '#'})")
-        if self._redo_limit is not None and len(self.b.rules) > self._redo_limit:
-            raise ChunkEveryString      # (a union converted again grows past its budget)
         self._open += 1
         check_deadline("converting the JSON Schema")
         try:
@@ -239,14 +228,18 @@ class Converter:
         if "$ref" in schema and not any(k in schema for k in _constraint_keys(schema)):
             return self._ref(schema["$ref"], ptr, depth)
         if "not" in schema:    # complements may lead back to the same schema: one rule each
-            key = (json.dumps(schema, sort_keys=True, default=str), depth, self.chunk_strings)
+            key = (json.dumps(schema, sort_keys=True, default=str), depth)
             if key in self._negations and self._negations[key] not in self.b.rules:
                 self._cyclic = True
             if key not in self._negations:
                 name = self.b.reserve("not")
                 self._negations[key] = name
+                before = self._long_strings
                 piece = self._value(schema, ptr, depth)
+                self._neg_long[key] = self._long_strings > before
                 self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
+            else:   # (as a reference met again: it holds the chunked strings it holds)
+                self._long_strings += self._neg_long.get(key, True)
             return Symbol(self._negations[key])
         if (schema.keys() <= _SCALAR_KEYWORDS and _scalar_types(schema.get("type"))
                 and ("format" not in schema or _enforced_format(schema["format"]))):
@@ -298,33 +291,16 @@ class Converter:
         """The union of the pieces of (schema, pointer) ``branches``: texts of several schemas
         are read at once, so a chunked string in one branch may meet another branch's string
         at the same place (see __init__), unless that branch holds no string at
-        all (null, booleans, numbers: a regular piece without a quote). Such a union is
-        converted again with its strings chunked, its lenient records taken back first."""
-        records = len(self.dropped), len(self.format_annotations)
-        rules = len(self.b.rules)
+        all (null, booleans, numbers: a regular piece without a quote)."""
         pieces, chunked = [], []
         for x, p in branches:
             before = self._long_strings
             pieces.append(self.value(x, p, depth))
             chunked.append(self._long_strings > before)
-        if (any(chunked) and not self.chunk_strings and not self.distinct_items
-                and sum(1 for piece in pieces if piece is not None and (
-                    not isinstance(piece, Regular) or '"' in piece.pattern)) > 1):
-            # the union again with every string chunked: its branches' lexemes are its own
-            # (a union is one JSON value), so the strings outside it stay as they are
-            budget = max(_REDONE_RULES, len(self.b.rules) // 2) - self._redone_rules
-            if len(self.b.rules) - rules > budget:
-                raise ChunkEveryString
-            del self.dropped[records[0]:], self.format_annotations[records[1]:]
-            rules = len(self.b.rules)
-            self._redo_limit = rules + budget
-            self.chunk_strings = True
-            try:
-                pieces = [self.value(x, p, depth) for x, p in branches]
-            finally:
-                self.chunk_strings = False
-                self._redo_limit = None
-            self._redone_rules += len(self.b.rules) - rules
+        if any(chunked) and self._first_pass and sum(
+                1 for piece in pieces if piece is not None and (
+                    not isinstance(piece, Regular) or '"' in piece.pattern)) > 1:
+            raise ChunkEveryString      # (converted again whole: nothing more to learn here)
         return self.union(pieces)
 
     def _finite_values(self, schema, depth: int) -> list | None:
@@ -348,7 +324,7 @@ class Converter:
         return None
 
     def _ref(self, uri: str, ptr: str, depth: int) -> Piece:
-        key = (uri, depth, self.chunk_strings)
+        key = (uri, depth)
         if key not in self._refs:
             name = self.b.reserve("ref")
             self._refs[key] = name
