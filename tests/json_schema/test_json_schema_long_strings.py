@@ -211,3 +211,20 @@ def test_a_complement_met_again_holds_its_chunked_strings():
     for n in (4, 33, 40, 105, 106):
         assert _takes(compiled, {"a": {"v": "x" * n, "c": "y"}}) == (5 <= n <= 105), n
         assert _takes(compiled, {"b": {"v": "x" * n, "c": "y" * 40}}) == (5 <= n <= 105), n
+
+
+@pytest.mark.parametrize("schema, doc", [
+    # an array's items with contains: the items that satisfy it and those that do not are
+    # two values at one place, not a union
+    ({"type": "array", "items": {"anyOf": [_DECLARED, _OTHER]},
+      "contains": {"type": "object", "properties": {"v": {"type": "number"}}}},
+     [{"c": "y" * 40, "v": "x" * 40}, {"v": 1, "limit": 1}]),
+    # an object's members that witness a negated universal keyword, and the others
+    ({"type": "object", "additionalProperties": {"anyOf": [_DECLARED, _OTHER]},
+      "not": {"additionalProperties": {"not": {"properties": {"v": {"type": "number"}}}}}},
+     {"p": {"c": "y" * 40, "v": "x" * 40}, "q": {"limit": 1, "v": 1}}),
+])
+def test_long_strings_beside_unbounded_ones_at_one_place_outside_a_union(schema, doc):
+    for options in ({}, {"property_order": "any"}):
+        compiled = compile_grammar(Grammar.from_json_schema(schema, **options), VOCAB)
+        assert _takes(compiled, doc), options
