@@ -213,16 +213,21 @@ def test_a_complement_met_again_holds_its_chunked_strings():
         assert _takes(compiled, {"b": {"v": "x" * n, "c": "y" * 40}}) == (5 <= n <= 105), n
 
 
+# a long string declared after an unbounded one
+_DECLARED_LATE = {"type": "object", "required": ["c"], "properties": {
+    "c": {"type": "string"}, "v": {"type": "string", "minLength": 5, "maxLength": 105}}}
+
+
 @pytest.mark.parametrize("schema, doc", [
     # an array's items with contains: the items that satisfy it and those that do not are
     # two values at one place, not a union
-    ({"type": "array", "items": {"anyOf": [_DECLARED, _OTHER]},
+    ({"type": "array", "items": {"anyOf": [_DECLARED_LATE, _OTHER]},
       "contains": {"type": "object", "properties": {"v": {"type": "number"}}}},
-     [{"v": "x" * 40, "c": "y" * 40}, {"v": 1, "limit": 1}]),
+     [{"c": "y" * 40, "v": "x" * 40}, {"v": 1, "limit": 1}]),
     # an object's members that witness a negated universal keyword, and the others
-    ({"type": "object", "additionalProperties": {"anyOf": [_DECLARED, _OTHER]},
+    ({"type": "object", "additionalProperties": {"anyOf": [_DECLARED_LATE, _OTHER]},
       "not": {"additionalProperties": {"not": {"properties": {"v": {"type": "number"}}}}}},
-     {"p": {"v": "x" * 40, "c": "y" * 40}, "q": {"limit": 1, "v": 1}}),
+     {"p": {"c": "y" * 40, "v": "x" * 40}, "q": {"limit": 1, "v": 1}}),
 ])
 def test_long_strings_beside_unbounded_ones_at_one_place_outside_a_union(schema, doc):
     import jsonschema
