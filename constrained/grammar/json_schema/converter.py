@@ -131,8 +131,8 @@ class Converter:
         self._options_id = _options_id(opts)
         self.chunk_strings = chunk_strings
         self._long_strings = 0          # chunked strings written so far
-        self._ref_long: dict[tuple[str, int], bool] = {}    # whether a $ref's target has any
-        self._neg_long: dict[tuple[str, int], bool] = {}    # and a complement's schema
+        # rule of a $ref's target or a complement -> whether it holds chunked strings
+        self._holds_long: dict[str, bool] = {}
         self._first_pass = not chunk_strings    # (the only one unless ChunkEveryString)
 
     def _make_validator(self):
@@ -236,10 +236,10 @@ class Converter:
                 self._negations[key] = name
                 before = self._long_strings
                 piece = self._value(schema, ptr, depth)
-                self._neg_long[key] = self._long_strings > before
+                self._holds_long[name] = self._long_strings > before
                 self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
             else:   # (as a reference met again: it holds the chunked strings it holds)
-                self._long_strings += self._neg_long.get(key, True)
+                self._long_strings += self._holds_long.get(self._negations[key], True)
             return Symbol(self._negations[key])
         if (schema.keys() <= _SCALAR_KEYWORDS and _scalar_types(schema.get("type"))
                 and ("format" not in schema or _enforced_format(schema["format"]))):
@@ -331,14 +331,14 @@ class Converter:
             target, tptr = self.index.resolve(uri, ptr)
             before = self._long_strings
             piece = self.value(target, tptr, depth)
-            self._ref_long[key] = self._long_strings > before
+            self._holds_long[name] = self._long_strings > before
             self.b.define(name, [(self.b.symbol(piece, "VALUE"),)])
         else:
             if self._refs[key] not in self.b.rules:
                 self._cyclic = True       # a rule that refers to itself may derive nothing
             # (a reference met again holds the chunked strings its target holds; one still
             # being converted may hold some)
-            self._long_strings += self._ref_long.get(key, True)
+            self._long_strings += self._holds_long.get(self._refs[key], True)
         return Symbol(self._refs[key])
 
     def _flatten(self, s, ptr: str, seen: frozenset):
