@@ -3,12 +3,22 @@
  * Bytes are first grouped into classes no edge tells apart, so each subset is expanded once per
  * class. A subset is the sorted set of NFA nodes that matter for its identity (nodes that read a
  * byte, and the final node) in the epsilon closure. DFA states are numbered in the order they
- * are found (breadth first from the start's closure), state 0 first. */
+ * are found (breadth first from the start's closure), state 0 first.
+ *
+ * union_product does the same for the union of DFA tables without an NFA in between (a new
+ * start reaching every table's initial state, every accepting state reaching one final node):
+ * a state is the set of the tables' live states (one each at most) that read a byte, numbered
+ * over all tables, plus a final mark where one of the live states accepts. Those are the
+ * important nodes of the NFA's subsets, so both constructions find the same states (an
+ * accepting state that reads nothing more is only the final mark in either) and count them
+ * alike against the limit. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "_hashed_classes.h"
 
 typedef struct {
     int32_t *a;
@@ -297,11 +307,228 @@ out:
     return result;
 }
 
+
+typedef struct {
+    const int32_t **cls;
+    Py_ssize_t k;
+} union_classes;
+
+static int classes_alike(const void *ctx, int rep, int b) {
+    const union_classes *u = ctx;
+    for (Py_ssize_t j = 0; j < u->k; j++)
+        if (u->cls[j][rep] != u->cls[j][b]) return 0;
+    return 1;
+}
+
+static PyObject *union_product(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *o_tables, *o_classes, *o_acc, *o_init, *check;
+    int max_states;
+    if (!PyArg_ParseTuple(args, "O!O!O!OiO", &PyList_Type, &o_tables, &PyList_Type, &o_classes,
+                          &PyList_Type, &o_acc, &o_init, &max_states, &check))
+        return NULL;
+    Py_ssize_t k = PyList_GET_SIZE(o_tables);
+    if (PyList_GET_SIZE(o_classes) != k || PyList_GET_SIZE(o_acc) != k || k < 1 ||
+        max_states < 1) {
+        PyErr_SetString(PyExc_ValueError, "union_product: inconsistent table lists");
+        return NULL;
+    }
+    Py_buffer *views = calloc((size_t)(3 * k + 1), sizeof(Py_buffer));
+    const int32_t **trans = malloc(sizeof(int32_t *) * (size_t)k);
+    const int32_t **cls = malloc(sizeof(int32_t *) * (size_t)k);
+    const uint8_t **acc = malloc(sizeof(uint8_t *) * (size_t)k);
+    int64_t *offset = malloc(sizeof(int64_t) * (size_t)(k + 1));
+    int32_t *part_of = NULL;
+    uint8_t *kind = NULL;
+    PyObject *result = NULL;
+    builder b;
+    memset(&b, 0, sizeof b);
+    vec rows = {0};
+    int got = 0;
+    if (!views || !trans || !cls || !acc || !offset) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (PyObject_GetBuffer(o_init, &views[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto out;
+    got++;
+    if (views[0].itemsize != 4 || views[0].len != 4 * k) {
+        PyErr_SetString(PyExc_ValueError, "union_product: init must hold one int32 per table");
+        goto out;
+    }
+    const int32_t *init = views[0].buf;
+    offset[0] = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *objs[3] = {PyList_GET_ITEM(o_tables, j), PyList_GET_ITEM(o_classes, j),
+                             PyList_GET_ITEM(o_acc, j)};
+        for (int t = 0; t < 3; t++) {
+            if (PyObject_GetBuffer(objs[t], &views[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+                goto out;
+            got++;
+        }
+        Py_buffer *vt = &views[got - 3], *vc = &views[got - 2], *va = &views[got - 1];
+        Py_ssize_t n = va->len;
+        if (vt->itemsize != 4 || vt->len != 4 * 256 * n || vc->itemsize != 4 ||
+            vc->len != 4 * 256 || va->itemsize != 1 || init[j] < -1 || init[j] >= n ||
+            offset[j] + n > INT32_MAX - 1) {
+            PyErr_SetString(PyExc_ValueError, "union_product: inconsistent table");
+            goto out;
+        }
+        trans[j] = vt->buf;
+        cls[j] = vc->buf;
+        acc[j] = va->buf;
+        for (Py_ssize_t x = 0; x < 256 * n; x++)
+            if (trans[j][x] < -1 || trans[j][x] >= n) {
+                PyErr_SetString(PyExc_ValueError, "union_product: a transition leads outside "
+                                                  "its table");
+                goto out;
+            }
+        offset[j + 1] = offset[j] + n;
+    }
+    int32_t total = (int32_t)offset[k];      /* (also the final mark) */
+    part_of = malloc(sizeof(int32_t) * (size_t)(total + 1));
+    /* per state: 2 when it reads some byte, else 1 when it accepts, else 0 */
+    kind = malloc((size_t)(total + 1));
+    if (!part_of || !kind) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t j = 0; j < k; j++)
+        for (int64_t g = offset[j]; g < offset[j + 1]; g++) {
+            const int32_t *row = trans[j] + (g - offset[j]) * 256;
+            int reads = 0;
+            for (int x = 0; x < 256 && !reads; x++) reads = row[x] >= 0;
+            part_of[g] = (int32_t)j;
+            kind[g] = reads ? 2 : acc[j][g - offset[j]] ? 1 : 0;
+        }
+    /* byte classes: bytes every table treats alike */
+    uint64_t h[256];
+    for (int x = 0; x < 256; x++) {
+        uint64_t v = 0x9E3779B97F4A7C15ULL;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            v ^= (uint64_t)(uint32_t)cls[j][x] + 0x9E3779B97F4A7C15ULL + (v << 6) + (v >> 2);
+            v *= 0xBF58476D1CE4E5B9ULL;
+        }
+        h[x] = v ^ (v >> 31);
+    }
+    int32_t class_of[256], reps[256];
+    union_classes ctx = {cls, k};
+    int n_classes = classes_from_hashes(h, classes_alike, &ctx, class_of, reps);
+    if (push(&b.soff, 0)) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    b.out.n = 0;
+    int final = 0;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (init[j] < 0) continue;
+        int32_t g = (int32_t)(offset[j] + init[j]);
+        final |= acc[j][init[j]] != 0;
+        if (kind[g] == 2 && push(&b.out, g)) {
+            PyErr_NoMemory();
+            goto out;
+        }
+    }
+    if ((final && push(&b.out, total)) || intern(&b) < 0) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t id = 0; id + 1 < b.soff.n; id++) {
+        if ((id & 255) == 255 && check != Py_None) {
+            PyObject *r = PyObject_CallNoArgs(check);
+            if (!r) goto out;
+            Py_DECREF(r);
+        }
+        for (int c = 0; c < n_classes; c++) {
+            int byte = reps[c];
+            b.out.n = 0;
+            final = 0;
+            /* (read fresh: interning may move the pool) */
+            for (int32_t i = b.soff.a[id]; i < b.soff.a[id + 1]; i++) {
+                int32_t g = b.pool.a[i];
+                if (g == total) continue;
+                int32_t j = part_of[g];
+                int32_t t = trans[j][(int64_t)(g - offset[j]) * 256 + byte];
+                if (t < 0) continue;
+                int32_t next = (int32_t)(offset[j] + t);
+                final |= acc[j][t] != 0;
+                if (kind[next] == 2 && push(&b.out, next)) {
+                    PyErr_NoMemory();
+                    goto out;
+                }
+            }
+            if (final && push(&b.out, total)) {
+                PyErr_NoMemory();
+                goto out;
+            }
+            int32_t t = -1;
+            if (b.out.n) {
+                t = intern(&b);
+                if (t == -2) {
+                    PyErr_NoMemory();
+                    goto out;
+                }
+                if (t >= max_states) {
+                    result = Py_None;
+                    Py_INCREF(result);
+                    goto out;
+                }
+            }
+            if (push(&rows, t)) {
+                PyErr_NoMemory();
+                goto out;
+            }
+        }
+    }
+    {
+        Py_ssize_t n = b.soff.n - 1;
+        PyObject *o_trans = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 256 * 4));
+        PyObject *o_accepting = PyBytes_FromStringAndSize(NULL, n);
+        if (!o_trans || !o_accepting) {
+            Py_XDECREF(o_trans);
+            Py_XDECREF(o_accepting);
+            goto out;
+        }
+        int32_t *t = (int32_t *)PyBytes_AS_STRING(o_trans);
+        char *a = PyBytes_AS_STRING(o_accepting);
+        for (Py_ssize_t s = 0; s < n; s++) {
+            for (int x = 0; x < 256; x++) t[s * 256 + x] = rows.a[s * n_classes + class_of[x]];
+            a[s] = 0;
+            int32_t last = b.soff.a[s + 1] - 1;
+            a[s] = last >= b.soff.a[s] && b.pool.a[last] == total;
+        }
+        result = Py_BuildValue("(NN)", o_trans, o_accepting);
+    }
+out:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    free(views);
+    free(trans);
+    free(cls);
+    free(acc);
+    free(offset);
+    free(part_of);
+    free(kind);
+    free(b.stamp);
+    free(b.stack.a);
+    free(b.out.a);
+    free(b.pool.a);
+    free(b.soff.a);
+    free(b.table);
+    free(b.hashes);
+    free(rows.a);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"subset_construction", subset_construction, METH_VARARGS,
      "subset_construction(edge_offsets, edge_lo, edge_hi, edge_dst, eps_offsets, eps_dst, start, "
      "final, max_states, check) -> (transitions bytes of int32[n, 256], accepting bytes[n]), or "
      "None past max_states DFA states; check() is called every 256 states (None: never)"},
+    {"union_product", union_product, METH_VARARGS,
+     "union_product(tables, byte_classes, accepting, initials, max_states, check) -> "
+     "(transitions bytes of int32[n, 256], accepting bytes[n]) of the union of DFA tables "
+     "(int32[n_j, 256] each, -1 dead; int32[256] classes of bytes each treats alike; uint8[n_j] "
+     "accepting; int32 initial state per table, -1 for none), or None past max_states states; "
+     "check() is called every 256 states (None: never)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_subsets",

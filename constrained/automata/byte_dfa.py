@@ -32,7 +32,7 @@ from ..lru import LRUCache
 from ._dfa_tables import class_columns, cycle_reach, future_rows, pair_product
 from .alternation import top_alternatives
 from .byte_nfa import ByteNFA, parse_to_nfa
-from .determinize import determinize, determinize_union, disjoint_union, minimize
+from .determinize import determinize, minimize, union_tables
 from .literal_dfa import literal_alternatives, literals_dfa
 from .python_regex_nfa import python_regex_nfa
 from .regex_syntax import check_and_rewrite
@@ -346,9 +346,7 @@ def _build_uncached(pattern: str, max_states: int) -> ByteDFA:
         try:
             parts = [_build(a, max_states) for a in alternatives]
             tables = [(p.transitions, p.accepting, p.initial) for p in parts]
-            merged = disjoint_union(tables, max_states)
-            if merged is None:
-                merged = determinize_union(tables, max_states)
+            merged = union_tables(tables, [p.byte_classes for p in parts], max_states)
             return dfa_from_arrays(*merged, pattern)
         except (RegexError, LimitExceededError):
             # the whole pattern's own reading reports the error at its place (a passed

@@ -9,7 +9,7 @@ import numpy as np
 from ..deadline import check_deadline
 from ..errors import LimitExceededError
 from ._dfa_tables import column_classes, minimize_table, number_table
-from ._subsets import subset_construction
+from ._subsets import subset_construction, union_product
 from .byte_nfa import ByteNFA
 
 
@@ -33,78 +33,23 @@ def determinize(nfa: ByteNFA, max_states: int) -> tuple[np.ndarray, np.ndarray, 
                     max_states=max_states)
 
 
-def disjoint_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
-                   max_states: int) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """The DFA table of the union of DFAs whose first bytes differ (``true``, ``null``, a
-    string, a number), without a subset construction: each DFA's states are copied and a new
-    initial state takes each one's first-byte transitions (a non-empty text's first byte
-    chooses the only DFA that can read it). None when two DFAs share a first byte, or past
-    ``max_states`` states (the subset construction then decides)."""
-    parts = [(t, a, i) for t, a, i in tables if len(a) and i >= 0]
-    total = 1 + sum(len(a) for _, a, _ in parts)
-    if total > max_states:
-        return None
-    taken = np.zeros(256, dtype=bool)
-    trans = np.full((total, 256), -1, dtype=np.int32)
-    accepting = np.zeros(total, dtype=bool)
-    base = 1
-    for t, a, i in parts:
-        n = len(a)
-        first = t[i] >= 0
-        if (first & taken).any():
-            return None
-        taken |= first
-        trans[base:base + n] = np.where(t >= 0, t + base, -1)
-        trans[0, first] = t[i, first] + base
-        accepting[base:base + n] = a
-        accepting[0] |= bool(a[i])
-        base += n
-    return trans, accepting, 0
-
-
-def determinize_union(tables: list[tuple[np.ndarray, np.ndarray, int]],
-                      max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """The DFA table of the union of DFAs given as (transitions, accepting, initial), by the
-    same subset construction: each DFA's transitions become byte-range edges of one NFA (a
-    run of bytes with one target is one edge), a new start reaches every initial state and
-    every accepting state reaches a new final node. Limits as ``determinize``."""
-    srcs, los, his, dsts = [], [], [], []
-    eps_src, eps_dst = [], []
-    base = 2                                  # node 0: the start, node 1: the final node
-    for trans, accepting, initial in tables:
-        n = len(accepting)
-        if n == 0 or initial < 0:
-            continue
-        change = np.ones((n, 256), dtype=bool)
-        change[:, 1:] = trans[:, 1:] != trans[:, :-1]
-        state, start = np.nonzero(change)
-        end = np.full(len(start), 255, dtype=np.int64)
-        same_row = state[1:] == state[:-1]
-        end[:-1][same_row] = start[1:][same_row] - 1
-        target = trans[state, start]
-        live = target >= 0
-        srcs.append(state[live] + base)
-        los.append(start[live])
-        his.append(end[live])
-        dsts.append(target[live] + base)
-        eps_src.append(0)
-        eps_dst.append(base + int(initial))
-        for a in np.flatnonzero(accepting).tolist():
-            eps_src.append(base + a)
-            eps_dst.append(1)
-        base += n
-    src = np.concatenate(srcs) if srcs else np.zeros(0, dtype=np.int64)
-    edge_counts = np.bincount(src, minlength=base).astype(np.int32)
-    eps_counts = np.bincount(np.asarray(eps_src, dtype=np.int64), minlength=base).astype(np.int32)
-    order = np.argsort(np.asarray(eps_src, dtype=np.int64), kind="stable")
-
-    def flat(parts: list) -> np.ndarray:
-        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0), np.int32)
-
-    return _subsets(_offsets(edge_counts), flat(los), flat(his), flat(dsts),
-                    _offsets(eps_counts),
-                    np.ascontiguousarray(np.asarray(eps_dst, np.int32)[order]), 0, 1,
-                    max_states=max_states)
+def union_tables(tables: list[tuple[np.ndarray, np.ndarray, int]], classes: list[np.ndarray],
+                 max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The DFA table of the union of DFAs given as (transitions, accepting, initial), with each
+    one's byte classes (int32[256], equal for the bytes it treats alike), by a product in C
+    (``_subsets.union_product``): the states and their count are those of the subset
+    construction of the union's NFA (a new start reaching every initial state), without
+    building the NFA.
+    Limits as ``determinize``."""
+    got = union_product([np.ascontiguousarray(t, dtype=np.int32) for t, _, _ in tables],
+                        [np.ascontiguousarray(c, dtype=np.int32) for c in classes],
+                        [np.ascontiguousarray(a, dtype=np.uint8) for _, a, _ in tables],
+                        np.array([i if len(a) else -1 for _, a, i in tables], dtype=np.int32),
+                        max_states, _check)
+    if got is None:
+        raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
+    trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
+    return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
 
 
 def _subsets(*nfa_arrays, max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -115,12 +60,6 @@ def _subsets(*nfa_arrays, max_states: int) -> tuple[np.ndarray, np.ndarray, int]
         raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
     trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
     return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(counts) + 1, dtype=np.int32)
-    np.cumsum(counts, out=out[1:])
-    return out
 
 
 def _check() -> None:

@@ -9,8 +9,9 @@ import pytest
 
 from constrained.automata import byte_dfa
 from constrained.automata.alternation import top_alternatives
-from constrained.automata.determinize import determinize_union, disjoint_union
-from constrained.errors import RegexError
+from constrained.automata.byte_nfa import ByteNFA
+from constrained.automata.determinize import determinize, union_tables
+from constrained.errors import LimitExceededError, RegexError
 
 
 @pytest.mark.parametrize("pattern,parts", [
@@ -76,13 +77,41 @@ def test_an_error_in_an_alternative_is_reported_at_its_place_in_the_whole_patter
     assert split.value.position == whole.value.position == 6
 
 
+def _union(dfas, max_states):
+    tables = [(d.transitions, d.accepting, d.initial) for d in dfas]
+    return union_tables(tables, [d.byte_classes for d in dfas], max_states)
+
+
 def test_union_skips_empty_languages():
     a = byte_dfa.regex_to_byte_dfa("ab")
-    empty = (np.zeros((0, 256), np.int32), np.zeros(0, bool), -1)
-    trans, acc, initial = determinize_union([empty, (a.transitions, a.accepting, a.initial)],
-                                            100)
-    got = byte_dfa.dfa_from_arrays(trans, acc, initial)
+    empty = byte_dfa.ByteDFA(np.zeros((0, 256), np.int32), np.zeros(0, bool), -1, "")
+    got = byte_dfa.dfa_from_arrays(*_union([empty, a], 100))
     assert _same(got, a)
+    nothing = byte_dfa.dfa_from_arrays(*_union([empty, empty], 100))
+    assert nothing.n_states == 0
+
+
+def _nfa_union_states(dfas, max_states):
+    """The states of the subset construction of the union's NFA (a new start reaching every
+    initial state, every accepting state one final node), or None past ``max_states``: what
+    union_tables must count."""
+    edges, eps = [[], []], [[], []]         # node 0: the start, node 1: the final node
+    for d in dfas:
+        if d.initial < 0:
+            continue
+        base = len(edges)
+        eps[0].append(base + d.initial)
+        for s in range(d.n_states):
+            row = d.transitions[s]
+            edges.append([(b, b, base + int(row[b])) for b in range(256) if row[b] >= 0])
+            eps.append([1] if d.accepting[s] else [])
+    nfa = ByteNFA(len(edges))
+    nfa.edges, nfa.eps, nfa.start, nfa.final = edges, eps, 0, 1
+    try:
+        trans, _, _ = determinize(nfa, max_states)
+    except LimitExceededError:
+        return None
+    return len(trans)
 
 
 # alternatives by first character: each group's first bytes differ from every other group's
@@ -91,32 +120,25 @@ DISJOINT = [["a", "a+b", "(?:ab)*", "a(?:ba)*c?"], ['"(?:[^"\\\\]|\\\\.){0,3}"',
             ["-?", "-1"], ["[^\\x00-\\x7f]"], ["true|false"]]
 
 
-def test_a_union_of_disjoint_first_bytes_equals_the_subset_construction():
-    """A union whose alternatives begin with different bytes is merged directly: the same
-    minimal automaton as the subset construction's, and as reading the whole pattern."""
+def test_the_union_counts_states_as_the_subset_construction_of_its_nfa():
+    """The union's states are the subsets the NFA's construction finds (an accepting state that
+    reads nothing more is only the final node there), so the limit falls at the same count; and
+    its minimal automaton is the one read from the whole pattern."""
     rng = random.Random(11)
-    merged = 0
     for _ in range(200):
         groups = rng.sample(range(len(DISJOINT)), rng.randint(2, 4))
-        alts = [rng.choice(DISJOINT[g]) for g in groups]
+        alts = [rng.choice(DISJOINT[g]) if rng.random() < 0.7 else rng.choice(PIECES)
+                for g in groups]
         dfas = [byte_dfa.regex_to_byte_dfa(a) for a in alts]
-        tables = [(d.transitions, d.accepting, d.initial) for d in dfas]
-        fast = disjoint_union(tables, 10_000)
-        first = [d.transitions[d.initial] >= 0 for d in dfas]
-        overlap = any((x & y).any() for x, y in itertools.combinations(first, 2))
-        assert (fast is None) == overlap, alts
-        if fast is None:
-            continue
-        merged += 1
-        want = byte_dfa.dfa_from_arrays(*determinize_union(tables, 10_000))
-        assert _same(byte_dfa.dfa_from_arrays(*fast), want), alts
+        count = _nfa_union_states(dfas, 10_000)
+        trans, accepting, initial = _union(dfas, 10_000)
+        assert len(trans) == count, alts
+        assert _nfa_union_states(dfas, count - 1) is None
+        with pytest.raises(LimitExceededError):
+            _union(dfas, count - 1)
         pattern = "(?:" + "|".join(alts) + ")"
-        assert _same(byte_dfa._build_uncached(pattern, 10_000),
+        assert _same(byte_dfa.dfa_from_arrays(trans, accepting, initial),
                      byte_dfa._build_general(pattern, 10_000)), pattern
-    assert merged > 150
-    a, b = (byte_dfa.regex_to_byte_dfa(p) for p in ("ab", "ac"))
-    assert disjoint_union([(d.transitions, d.accepting, d.initial) for d in (a, b)], 100) is None
-    assert disjoint_union([(d.transitions, d.accepting, d.initial) for d in (a,)], 2) is None
 
 
 def _outcome(build, pattern):
