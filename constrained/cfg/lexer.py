@@ -39,7 +39,7 @@ class _Tables:
 
     __slots__ = ("table", "byte_class", "dense", "acc_class", "cross_class", "acc_list",
                  "members", "simulates_text", "text_chars", "text_cross", "components", "nbytes",
-                 "infinite", "cycles", "memo")
+                 "infinite", "cycles", "memo", "rows")
 
     def __init__(self, n: int, trans, byte_class, comp_states, acc_class, cross, members,
                  cycles, sim, text_chars, text_cross, accepts: list, k: int) -> None:
@@ -63,7 +63,9 @@ class _Tables:
         # not search there
         self.simulates_text = np.frombuffer(sim, dtype=np.int8)
         self.memo: dict = {}                        # see Lexer.memo
-        untrack_all(self.acc_list, self.members, self)
+        # the rows as lists, converted as Python byte steps first read them (see _Rows)
+        self.rows = _Rows(self.table, self.byte_class)
+        untrack_all(self.acc_list, self.members, self.rows, self)
 
 
 # component automata -> tables, for lexers up to _SHARED_BYTES (bounded: at most
@@ -165,8 +167,7 @@ class Lexer:
         # successors per byte class: ``table[q, byte_class[b]]`` is the state after byte b
         self.table = tables.table
         self.byte_class = tables.byte_class
-        self.rows = _Rows(self.table, self.byte_class)
-        untrack_all(self.rows)
+        self.rows = tables.rows
         # states with the same accepted terminal set end a lexeme alike: one class each
         self.class_terms: list[frozenset[int]] = [frozenset(map(order.__getitem__, m))
                                                   for m in tables.members]
@@ -252,8 +253,9 @@ class Lexer:
 class _Rows(dict):
     """``rows[q][b]``: the lexer's transitions as Python lists, converted a row at a time (byte
     stepping in Python reads few rows; converting them all costs more than the walks). A dict
-    of the rows converted so far: reading one is a plain dict lookup, and a missing one is
-    converted by ``__missing__``."""
+    of the rows converted so far, kept with the tables (every lexer of the same components, in
+    any grammar, reads the same rows): reading one is a plain dict lookup, and a missing one
+    is converted by ``__missing__``."""
 
     __slots__ = ("_table", "_byte_class")
 
