@@ -63,8 +63,8 @@ class _SharedFacts:
         # with infinitely many completions)
         self.never_bad: dict = {}
         # per such place: the grammar's tokens there that may open a key after a separator,
-        # safe ones left out (as of the safe set's size), and those that may close the key
-        # being read and open another
+        # safe ones left out (as of the safe set's size), those that may close the key being
+        # read and open another, and whether the safe ones were learnt (see _separator_tokens)
         self.separators: dict = {}
         # per (closing place, token): whether a token that starts by closing a value string
         # is safe whatever the keys written (see _closing_place)
@@ -166,15 +166,17 @@ class DistinctStringsMatcher(CFGMatcher):
         where = _place(state, scanned)
         safe = self._safe_tokens(where)
         known = self._separators.get(where)
-        if known is None or known[0] is not safe or known[1] != len(safe):
+        if known is None or known[0] is not safe or known[1] != len(safe) or not known[4]:
             allowed = [t for t in allowed_ids(mask, [index.sep_any[context]]) if t not in safe]
-            if allowed and (known is None or known[0] is not safe):
-                # first visit: a token whose key text fits no used key is never checked
-                # below, so those safe whatever the keys written are learnt here
+            # met again: a token whose key text fits no used key is never checked below, so
+            # those safe whatever the keys written are learnt now (a place met once, as most
+            # of a first document's are, need not pay for what only later visits use)
+            learnt = known is not None and known[0] is safe
+            if allowed and learnt and not known[4]:
                 self._learn_safe(state, scanned, allowed, safe)
                 allowed = [t for t in allowed if t not in safe]
             crossers = allowed_ids(mask, [index.crossers_in[context]]) if in_key else []
-            known = (safe, len(safe), allowed, crossers)
+            known = (safe, len(safe), allowed, crossers, learnt)
             if len(self._separators) >= _CACHE_SIZE:
                 self._separators.clear()
             self._separators[where] = known
