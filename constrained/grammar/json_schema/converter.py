@@ -40,8 +40,9 @@ _SCALAR_KEYWORDS = _SCALAR_ANNOTATIONS | {
     "type", "enum", "const", "minLength", "maxLength", "pattern", "format", "minimum",
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
-# (options id, chunk_strings, depth, schema text) -> (piece,), for texts up to
-# _MAX_SCALAR_TEXT characters
+_NOT_STRINGS = frozenset({"null", "boolean", "number", "integer"})
+# (options id, chunk_strings or None for a type that is no string, depth, schema text) ->
+# (piece,), for texts up to _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
 _MAX_SCALAR_TEXT = 2048
 
@@ -259,7 +260,11 @@ class Converter:
             return self._value(schema, ptr, depth)
         if len(text) > _MAX_SCALAR_TEXT:    # (a long enum: the cache stays small)
             return self._value(schema, ptr, depth)
-        key = (self._options_id, self.chunk_strings, depth, text)
+        # only a string's piece depends on whether unbounded strings are chunked: a number's
+        # is shared by both readings (and by a conversion done again with every string chunked)
+        types = schema.get("type")
+        chunked = None if types.__class__ is str and types in _NOT_STRINGS else self.chunk_strings
+        key = (self._options_id, chunked, depth, text)
         hit = _SCALAR_PIECES.get(key)
         if hit is not None:
             return hit[0]
