@@ -492,8 +492,7 @@ static PyObject *union_product(PyObject *self, PyObject *args) {
         char *a = PyBytes_AS_STRING(o_accepting);
         for (Py_ssize_t s = 0; s < n; s++) {
             for (int x = 0; x < 256; x++) t[s * 256 + x] = rows.a[s * n_classes + class_of[x]];
-            a[s] = 0;
-            int32_t last = b.soff.a[s + 1] - 1;
+            int32_t last = b.soff.a[s + 1] - 1;     /* the final mark sorts last */
             a[s] = last >= b.soff.a[s] && b.pool.a[last] == total;
         }
         result = Py_BuildValue("(NN)", o_trans, o_accepting);

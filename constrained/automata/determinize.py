@@ -39,8 +39,7 @@ def union_tables(tables: list[tuple[np.ndarray, np.ndarray, int]], classes: list
     one's byte classes (int32[256], equal for the bytes it treats alike), by a product in C
     (``_subsets.union_product``): the states and their count are those of the subset
     construction of the union's NFA (a new start reaching every initial state), without
-    building the NFA.
-    Limits as ``determinize``."""
+    building the NFA. Limits as ``determinize``."""
     got = union_product([np.ascontiguousarray(t, dtype=np.int32) for t, _, _ in tables],
                         [np.ascontiguousarray(c, dtype=np.int32) for c in classes],
                         [np.ascontiguousarray(a, dtype=np.uint8) for _, a, _ in tables],
