@@ -138,6 +138,29 @@ static int32_t intern(builder *b) {
     return (int32_t)n_ids;
 }
 
+/* (transitions bytes of int32[n, 256], accepting bytes[n]) of the states interned in ``b``,
+ * from their rows per byte class; a state accepts where its subset holds ``final``. */
+static PyObject *dfa_tables(const builder *b, const vec *rows, int n_classes,
+                            const int *class_of, int32_t final) {
+    Py_ssize_t n = b->soff.n - 1;
+    PyObject *trans = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 256 * 4));
+    PyObject *acc = PyBytes_FromStringAndSize(NULL, n);
+    if (!trans || !acc) {
+        Py_XDECREF(trans);
+        Py_XDECREF(acc);
+        return NULL;
+    }
+    int32_t *t = (int32_t *)PyBytes_AS_STRING(trans);
+    char *a = PyBytes_AS_STRING(acc);
+    for (Py_ssize_t s = 0; s < n; s++) {
+        for (int x = 0; x < 256; x++) t[s * 256 + x] = rows->a[s * n_classes + class_of[x]];
+        a[s] = 0;
+        for (int32_t i = b->soff.a[s]; i < b->soff.a[s + 1]; i++)
+            if (b->pool.a[i] == final) a[s] = 1;
+    }
+    return Py_BuildValue("(NN)", trans, acc);
+}
+
 #define N_BUF 6
 
 static PyObject *subset_construction(PyObject *self, PyObject *args) {
@@ -271,25 +294,7 @@ static PyObject *subset_construction(PyObject *self, PyObject *args) {
                 goto out;
             }
     }
-    {
-        Py_ssize_t n = b.soff.n - 1;
-        PyObject *trans = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 256 * 4));
-        PyObject *acc = PyBytes_FromStringAndSize(NULL, n);
-        if (!trans || !acc) {
-            Py_XDECREF(trans);
-            Py_XDECREF(acc);
-            goto out;
-        }
-        int32_t *t = (int32_t *)PyBytes_AS_STRING(trans);
-        char *a = PyBytes_AS_STRING(acc);
-        for (Py_ssize_t s = 0; s < n; s++) {
-            for (int x = 0; x < 256; x++) t[s * 256 + x] = rows.a[s * n_classes + class_of[x]];
-            a[s] = 0;
-            for (int32_t i = b.soff.a[s]; i < b.soff.a[s + 1]; i++)
-                if (b.pool.a[i] == final) a[s] = 1;
-        }
-        result = Py_BuildValue("(NN)", trans, acc);
-    }
+    result = dfa_tables(&b, &rows, n_classes, class_of, final);
 out:
     for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
     free(b.stamp);
@@ -479,24 +484,7 @@ static PyObject *union_product(PyObject *self, PyObject *args) {
             }
         }
     }
-    {
-        Py_ssize_t n = b.soff.n - 1;
-        PyObject *o_trans = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 256 * 4));
-        PyObject *o_accepting = PyBytes_FromStringAndSize(NULL, n);
-        if (!o_trans || !o_accepting) {
-            Py_XDECREF(o_trans);
-            Py_XDECREF(o_accepting);
-            goto out;
-        }
-        int32_t *t = (int32_t *)PyBytes_AS_STRING(o_trans);
-        char *a = PyBytes_AS_STRING(o_accepting);
-        for (Py_ssize_t s = 0; s < n; s++) {
-            for (int x = 0; x < 256; x++) t[s * 256 + x] = rows.a[s * n_classes + class_of[x]];
-            int32_t last = b.soff.a[s + 1] - 1;     /* the final mark sorts last */
-            a[s] = last >= b.soff.a[s] && b.pool.a[last] == total;
-        }
-        result = Py_BuildValue("(NN)", o_trans, o_accepting);
-    }
+    result = dfa_tables(&b, &rows, n_classes, class_of, total);
 out:
     for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
     free(views);
