@@ -7,6 +7,12 @@ PIP := $(PY) -m pip
 INSTALLED := $(VENV)/.installed-dev
 BENCH_INSTALLED := $(VENV)/.installed-bench
 LLAMACPP_VERSION ?= 0.3.36
+# a portable x86-64 build (AVX2 kernels, no AVX-512 or AMX): llama.cpp's default -march=native
+# picks its kernels by the build machine's CPU, and such a build segfaulted in llama_decode on
+# one machine of this kind whose CPU differed (AVX-512 and AMX paths are the usual suspects)
+ifeq ($(shell uname -m),x86_64)
+LLAMACPP_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+endif
 VLLM_VERSION ?= 0.32.0
 LLAMACPP_INSTALLED := $(VENV)/.installed-llamacpp
 VLLM_VENV ?= .venv-vllm
@@ -40,6 +46,7 @@ test-fast: $(INSTALLED)
 
 # llama-cpp-python builds from source (cmake and a C++ compiler; about 8 minutes on 2 cores)
 $(LLAMACPP_INSTALLED): $(INSTALLED)
+	CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" $(PIP) install --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==$(LLAMACPP_VERSION)"
 	$(PIP) install "llama-cpp-python==$(LLAMACPP_VERSION)"
 	touch $@
 
