@@ -118,6 +118,41 @@ static int simulates(const Lex *lex, Py_ssize_t n_states, const int32_t *text,
     return ok;
 }
 
+/* One byte of each class of bytes that a search over pairs (text state, lexer state) cannot
+ * tell apart: equal lexer class and equal move in every text state. chars_read reads these
+ * instead of all 256 bytes (a JSON string's text and a lexer reading it share most classes:
+ * 20 to 40 bytes stand for the 256). Found once per walk, when first needed (n < 0 until). */
+typedef struct {
+    int n;
+    uint8_t b[256];
+} PairBytes;
+
+static void pair_bytes(const Lex *lex, const int32_t *text, Py_ssize_t n_text, PairBytes *out) {
+    uint64_t h[256];
+    int16_t slot[512];      /* open addressing on the hash: a byte standing for its class */
+    for (int j = 0; j < 512; j++) slot[j] = -1;
+    out->n = 0;
+    for (int b = 0; b < 256; b++) {
+        uint64_t x = (uint64_t)(uint32_t)lex->cls[b] * 0x9E3779B97F4A7C15ULL + 1;
+        for (Py_ssize_t r = 0; r < n_text; r++)
+            x = (x ^ (uint64_t)(uint32_t)text[r * 256 + b]) * 0x100000001B3ULL;
+        h[b] = x;
+        for (size_t j = (size_t)(x >> 55);; j = (j + 1) & 511) {
+            int a = slot[j];
+            if (a < 0) {
+                slot[j] = (int16_t)b;
+                out->b[out->n++] = (uint8_t)b;
+                break;
+            }
+            if (h[a] != x || lex->cls[a] != lex->cls[b]) continue;
+            int same = 1;
+            for (Py_ssize_t r = 0; r < n_text && same; r++)
+                same = text[r * 256 + a] == text[r * 256 + b];
+            if (same) break;
+        }
+    }
+}
+
 /* What lexer state s does with text the reference automaton ``text`` reads from r0 (r0:
  * between characters; a byte read from r0 starts a character), counted in characters started:
  * K, the most characters k <= cap such that s stays alive on every prefix of every text of k
@@ -134,7 +169,10 @@ static int simulates(const Lex *lex, Py_ssize_t n_states, const int32_t *text,
  * Returns K | tight << 8 | uniform << 9, or -1 on memory error. */
 static int chars_read(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
                       const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap,
-                      int32_t *cls) {
+                      int32_t *cls, PairBytes *pairs) {
+    if (pairs->n < 0) pair_bytes(lex, text, n_text, pairs);
+    const uint8_t *reps = pairs->b;
+    int n_reps = pairs->n;
     size_t n_pairs = (size_t)n_text * (size_t)n_states;
     uint16_t *level = calloc(n_pairs, sizeof(uint16_t));     /* 0 unseen, else level + 1 */
     int32_t *cur = malloc(sizeof(int32_t) * 2 * (n_pairs + 1));
@@ -160,7 +198,8 @@ static int chars_read(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
             if (level[(size_t)r * n_states + x] != c + 1) continue;   /* reached earlier */
             const int32_t *tr = text + (int64_t)r * 256, *lx = lex->t + (int64_t)x * lex->width;
             int starts = r == r0;
-            for (int b = 0; b < 256; b++) {
+            for (int j = 0; j < n_reps; j++) {
+                int b = reps[j];
                 if (tr[b] < 0) continue;
                 int32_t nx = lx[lex->cls[b]];
                 if (nx < 0) {
@@ -206,9 +245,10 @@ static int chars_read(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
  * class in text_cross[s]. Returns text_chars[s], or -1 on memory error. */
 static int known_chars(const Lex *lex, const int32_t *cross, Py_ssize_t n_states,
                        const int32_t *text, Py_ssize_t n_text, int32_t r0, int32_t s, int cap,
-                       int16_t *text_chars, int32_t *text_cross) {
+                       int16_t *text_chars, int32_t *text_cross, PairBytes *pairs) {
     if (text_chars[s] < 0) {
-        int k = chars_read(lex, cross, n_states, text, n_text, r0, s, cap, &text_cross[s]);
+        int k = chars_read(lex, cross, n_states, text, n_text, r0, s, cap, &text_cross[s],
+                           pairs);
         if (k < 0) return -1;
         text_chars[s] = (int16_t)k;
     }
@@ -367,10 +407,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         goto fail;
     }
     Py_ssize_t n_ok = 0, n_cross = 0;
+    PairBytes pairs = {-1, {0}};
     Py_BEGIN_ALLOW_THREADS
     if (slice_ok) {
         if (known_chars(&lex, cross, n_states, text, n_text, (int32_t)text_start,
-                        (int32_t)start, (int)cap, text_chars, text_cross) < 0) oom = 1;
+                        (int32_t)start, (int)cap, text_chars, text_cross, &pairs) < 0) oom = 1;
         budget = oom ? 0 : text_chars[start] & 0xff;
         tight = oom ? 0 : (text_chars[start] >> 8) & 1;
         if (!oom && budget && (text_chars[start] >> 9) & 1) slice_cls = text_cross[start];
@@ -405,7 +446,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 /* every token below is text of at most rest[i] bytes from here, and the
                    walk's start state survives every text of that many characters */
                 if (known_chars(&lex, cross, n_states, text, n_text, (int32_t)text_start,
-                                (int32_t)start, (int)cap, text_chars, text_cross) < 0) {
+                                (int32_t)start, (int)cap, text_chars, text_cross,
+                                &pairs) < 0) {
                     oom = 1;
                     break;
                 }
@@ -910,8 +952,9 @@ static PyObject *text_reach(PyObject *self, PyObject *args) {
     } else {
         int16_t *text_chars = v[4].buf;
         int32_t *text_cross = v[5].buf;
+        PairBytes pairs = {-1, {0}};
         int got = known_chars(&lex, v[2].buf, n_states, v[3].buf, n_text, r0, state, cap,
-                              text_chars, text_cross);
+                              text_chars, text_cross, &pairs);
         if (got < 0) PyErr_NoMemory();
         else result = Py_BuildValue("iii", got & 0xff, (got >> 8) & 1,
                                     (got >> 9) & 1 ? text_cross[state] : -1);
