@@ -204,8 +204,9 @@ def main(argv=None) -> int:
                 if done.returncode:
                     return done.returncode
                 for line in done.stdout.splitlines():
-                    r = json.loads(line)
-                    runs.setdefault(r["engine"], []).append(r)
+                    if line.startswith('{"engine"'):     # (a peer may print lines of its own)
+                        r = json.loads(line)
+                        runs.setdefault(r["engine"], []).append(r)
             for name, rs in runs.items():
                 mean = lambda f: statistics.fmean(r[f] for r in rs)  # noqa: E731
                 firsts = [r["first"] for r in rs]
