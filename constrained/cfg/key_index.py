@@ -119,8 +119,9 @@ class KeyIndex:
         """Installs the tables (lists of ids by key) as id arrays."""
         for name in _TABLES:
             setattr(self, name, _freeze(tables[name]))
-        self.head_partial_texts = frozenset(k[0] for k in self.head_partial)
-        self.partial_tail_texts = frozenset(k[:3] for k in self.partial_tail)
+        # the same by text: (unfinished escape, ids) pairs (a text has few)
+        self._head_partials = _by_text(self.head_partial)
+        self._partial_tails = _by_text(self.partial_tail)
         # per context: what each token ``new_keys`` may list after a separator writes of a
         # key (None: it must always be checked), those tokens as one id array, and those
         # always checked
@@ -174,11 +175,10 @@ class KeyIndex:
             ids = self.head_open.get(piece)
             if ids is not None:
                 out.append(ids)
-            if piece in self.head_partial_texts:
-                for esc in escape_prefixes(rest[i:]):
-                    ids = self.head_partial.get((piece, esc))
-                    if ids is not None:
-                        out.append(ids)
+            partials = self._head_partials.get(piece)
+            if partials is not None:
+                escapes = escape_prefixes(rest[i:])
+                out += [ids for esc, ids in partials if esc in escapes]
         for spelled in exact_tokens(*self._trie_arrays, rest):
             if spelled:
                 out.append(np.frombuffer(spelled, dtype=np.int32))
@@ -239,11 +239,10 @@ class KeyIndex:
         if ids is not None:
             out.append(ids)
         for i in range(len(key) + 1):
-            if (inside, opener, key[:i]) in self.partial_tail_texts:
-                for esc in escape_prefixes(key[i:]):
-                    ids = self.partial_tail.get((inside, opener, key[:i], esc))
-                    if ids is not None:
-                        out.append(ids)
+            partials = self._partial_tails.get((inside, opener, key[:i]))
+            if partials is not None:
+                escapes = escape_prefixes(key[i:])
+                out += [ids for esc, ids in partials if esc in escapes]
             if i:
                 ids = self.tail.get((inside, opener, key[:i]))
                 if ids is not None:
@@ -256,6 +255,14 @@ ESCAPED = "escaped"
 # how a token is read: inside a string (True), outside (False), or right after a backslash
 # inside a string (its first byte is the escaped character)
 CONTEXTS = (True, False, ESCAPED)
+
+
+def _by_text(table: dict) -> dict:
+    """A table keyed by (*text, unfinished escape) regrouped by text."""
+    out: dict = defaultdict(list)
+    for (*text, esc), ids in table.items():
+        out[text[0] if len(text) == 1 else tuple(text)].append((esc, ids))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _freeze(table: dict) -> dict:
