@@ -12,6 +12,9 @@ end, "invalidation error" when an invalid instance is fully accepted and accepti
 are cold (the first documents right after compiling), single-threaded, in microseconds. Each
 engine first compiles one small untimed schema: the per-vocabulary work of a process start
 (bench/bench_first_grammar.py measures that) is not counted as the first schema's compile.
+Every engine runs in a worker process of its own (bench/engine_process.py), one schema at a
+time: a schema stuck in an engine's native code past --timeout is killed there and counted as
+a timeout, and so is a crash (as an untyped failure), and the run goes on.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
 from bench.peers import ENGINES  # noqa: E402
 from bench.vocabularies import load_vocabulary  # noqa: E402
+from bench.engine_process import EngineProcess  # noqa: E402
 from bench.time_limit import TimeLimitExceeded, time_limit  # noqa: E402
 from constrained.errors import ConstrainedError  # noqa: E402
 
@@ -201,31 +205,33 @@ def main(argv: list[str] | None = None) -> None:
         k, n = (int(x) for x in args.shard.split("/"))
         files = files[k::n]
     bv = load_vocabulary(args.vocab)
+    options = json.loads(args.schema_options) if args.schema_options else None
     engines = {}
     for name in args.engines.split(","):
         try:
-            engines[name] = ENGINES[name](bv)
+            engines[name] = _engine_process(name, bv, options, args.timeout)
         except ImportError as e:
             print(f"{name}: not installed ({e})", file=sys.stderr)
-    if args.schema_options and "constrained" in engines:
-        engines["constrained"].schema_options = json.loads(args.schema_options)
-    for engine in engines.values():
-        # per-vocabulary work (token tries, slices; llguidance does its share when the
-        # tokenizer is built) is not any schema's compile time: one untimed warm-up schema
-        run_schema(engine, bv, _WARMUP, args.timeout)
     results: dict[str, list[dict]] = {}
     memory = []
-    for rep in range(max(1, args.repeat)):
-        passed = _run_files(files, engines, bv, args)
-        results = results or passed
-        memory.append(_rss_mb())
+    try:
+        for rep in range(max(1, args.repeat)):
+            passed = _run_files(files, engines, bv, args)
+            results = results or passed
+            memory.append({name: e.rss() for name, e in engines.items()})
+    finally:
+        for e in engines.values():
+            e.close()
     print(f"MaskBench: {len(files)} schemas from {args.data}, vocabulary {args.vocab} "
           f"({bv.vocab.size} tokens), single thread"
           + (f"; this project's schema options {args.schema_options}" if args.schema_options
              else ""))
     print(summary(results))
-    print("\nResident memory after each pass (MB, current / peak): "
-          + ", ".join(f"{cur:.0f} / {peak:.0f}" for cur, peak in memory))
+    for name in engines:
+        print(f"\n{name}: resident memory of its process after each pass (MB, current / peak): "
+              + ", ".join(f"{m[name][0]:.0f} / {m[name][1]:.0f}" for m in memory)
+              + (f"; restarted {engines[name].killed} time(s) after a hard timeout or crash"
+                 if engines[name].killed else ""))
     if args.details:
         Path(args.details).write_text(json.dumps(results))
 
@@ -236,13 +242,32 @@ _WARMUP = {"schema": {"type": "object", "properties": {"x": {"type": "integer"},
            "tests": [{"valid": True, "data": {"y": "a", "x": 1}}]}
 
 
+def _engine_process(name: str, bv, options: dict | None, timeout: float) -> EngineProcess:
+    """Engine ``name`` in a worker process of its own (bench/engine_process.py), warmed up:
+    per-vocabulary work (token tries, slices; llguidance does its share when the tokenizer
+    is built) is not any schema's compile time, so one untimed schema runs first."""
+    def make():
+        engine = ENGINES[name](bv)
+        if options is not None and name == "constrained":
+            engine.schema_options = options
+        return engine
+
+    def killed(reason: str) -> dict:
+        crashed = reason.startswith("the worker died")
+        return {"mask_us": [], "compile_ms": None, "status": "compile error",
+                "detail": f"{'crash' if crashed else 'timeout'}: {reason}",
+                "failure": "untyped" if crashed else "timeout"}
+    return EngineProcess(make, lambda engine, doc, limit: run_schema(engine, bv, doc, limit),
+                         timeout, _rss_mb, warmup=_WARMUP, on_kill=killed)
+
+
 def _run_files(files: list[Path], engines: dict, bv, args) -> dict[str, list[dict]]:
     """One pass over every schema file with every engine."""
     results: dict[str, list[dict]] = {name: [] for name in engines}
     for i, path in enumerate(files):
         doc = json.loads(path.read_text())
         for name, engine in engines.items():
-            r = run_schema(engine, bv, doc, args.timeout)
+            r = engine.run(doc)
             r["file"] = path.name
             results[name].append(r)
             if args.verbose and r["status"] != "passing":
