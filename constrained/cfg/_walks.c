@@ -457,8 +457,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                     continue;
                 }
             }
-            if ((clean[i] >> text_start) & 1) {
-                /* every token below is text s keeps reading: all are ok */
+            if (sim[s] && ((clean[i] >> text_start) & 1)) {
+                /* every token below is text s keeps reading: all are ok (sim[s]: 1 yes, 0
+                   no, -1 not known yet; tested first, as it rarely varies between nodes) */
                 if (sim[s] < 0) {
                     int got_sim = simulates(&lex, n_states, text, n_text, (int32_t)text_start,
                                             s, sim);
@@ -490,7 +491,15 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                     }
                 }
                 st[d] = ns;
-                for (int32_t k = lo[i], e = lo[i] + own[i]; k < e; k++) EMIT(k);
+                /* the token ending here, if any, without a branch (most nodes end one token
+                   or none, unpredictably; below every node lies a token: lo[i] < n_tok) */
+                int32_t n_own = own[i], has = n_own > 0;
+                int32_t t0 = token_ids[lo[i] < n_tok ? lo[i] : 0];
+                if (as_words) out_words[t0 >> 5] |= (uint32_t)has << (t0 & 31);
+                else out_ok[n_ok] = t0;
+                n_ok += has;
+                if (n_own > 1)
+                    for (int32_t k = lo[i] + 1, e = lo[i] + n_own; k < e; k++) EMIT(k);
                 i++;
             } else {
                 if (cross[s] >= 0) {
