@@ -45,7 +45,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 21 };
+enum { N_BUF = 22 };
 
 /* A lexer's transitions per byte class: the state after byte b in state s is
  * t[s * width + cls[b]] (-1 dead). */
@@ -312,20 +312,21 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     long long text_start;
     /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
        roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars,
-       cap, rest, text_cross, byte_class */
+       cap, rest, text_cross, byte_class, ends */
     long long cap;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOOO", &objs[0], &objs[1], &start,
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOOOO", &objs[0], &objs[1], &start,
                           &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
                           &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap,
-                          &objs[18], &objs[19], &objs[20]))
+                          &objs[18], &objs[19], &objs[20], &objs[21]))
         return NULL;
     static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1, 4, 1,
-                                            2, 1, 4, 4};
+                                            2, 1, 4, 4, 4};
     static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
                                        "hi", "own", "token_ids", "sub", "roots", "out_words",
                                        "text", "clean", "sim", "text_slice", "slice_chars",
-                                       "text_chars", "rest", "text_cross", "byte_class"};
+                                       "text_chars", "rest", "text_cross", "byte_class",
+                                       "ends"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF; got++) {
@@ -357,6 +358,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     int16_t *text_chars = v[17].buf;             /* per lexer state, -1 unknown */
     const uint8_t *rest = v[18].buf;    /* per node: most bytes of a token from its byte on */
     int32_t *text_cross = v[19].buf;    /* per lexer state: the uniform class (see chars_read) */
+    /* per node: the one token ending there, -1 when none, -2 when several */
+    const int32_t *ends = v[21].buf;
     Py_ssize_t width = v[20].len == 4 * 256 ? class_width(v[20].buf) : -1;
     Lex lex = {trans, v[20].buf, width};
     Py_ssize_t n_text = v[12].len / (4 * 256);
@@ -378,7 +381,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
               text_start < 0 || text_start >= n_text || text_start > 7 ||
               v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states ||
               cap < 0 || cap > 255 || v[17].len != 2 * n_states || v[18].len != n_nodes ||
-              v[19].len != 4 * n_states;
+              v[19].len != 4 * n_states || v[21].len != 4 * n_nodes;
     for (Py_ssize_t r = 0; r < n_roots && !bad; r++) {
         bad = roots[r] < 0 || roots[r] >= n_nodes;
         if (!bad) {
@@ -492,14 +495,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 }
                 st[d] = ns;
                 /* the token ending here, if any, without a branch (most nodes end one token
-                   or none, unpredictably; below every node lies a token: lo[i] < n_tok) */
-                int32_t n_own = own[i], has = n_own > 0;
-                int32_t t0 = token_ids[lo[i] < n_tok ? lo[i] : 0];
-                if (as_words) out_words[t0 >> 5] |= (uint32_t)has << (t0 & 31);
-                else out_ok[n_ok] = t0;
+                   or none, unpredictably) */
+                int32_t t0 = ends[i], has = t0 >= 0, t = t0 & ~(t0 >> 31);
+                if (as_words) out_words[t >> 5] |= (uint32_t)has << (t & 31);
+                else out_ok[n_ok] = t;
                 n_ok += has;
-                if (n_own > 1)
-                    for (int32_t k = lo[i] + 1, e = lo[i] + n_own; k < e; k++) EMIT(k);
+                if (t0 < -1)
+                    for (int32_t k = lo[i], e = lo[i] + own[i]; k < e; k++) EMIT(k);
                 i++;
             } else {
                 if (cross[s] >= 0) {

@@ -58,6 +58,7 @@ class PreorderTrie:
     slice_chars: np.ndarray   # uint8: text slice nodes (see _walks.c), their tokens' most chars
     text_slice: np.ndarray    # uint32[SLICE_CHARS + 1, words]: row k, slice tokens of <= k chars
     rest: np.ndarray          # uint8: the most bytes of a token below, from the node's byte on
+    ends: np.ndarray          # int32: the one token ending at the node, -1 if none, -2 if several
     max_depth: int
     words: int                # int32 words of a bitmask holding every token id
     vocab_hash: str
@@ -107,7 +108,7 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         slice_chars, text_slice = slices
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
                            arrays["token_ids"], sub, clean, slice_chars, text_slice,
-                           rest, max(1, int(depth.max(initial=0))), words,
+                           rest, _ends(arrays), max(1, int(depth.max(initial=0))), words,
                            vocab.hash)
         _PREORDER[vocab] = pre
     return pre
@@ -146,6 +147,14 @@ def _load_slices(name: str, n_nodes: int, words: int) -> tuple[np.ndarray, np.nd
     rows = np.ascontiguousarray(rows)
     rows.setflags(write=False)
     return chars, rows
+
+
+def _ends(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """Per node, the one token ending exactly there (-1 when none, -2 when several: bytes
+    spelled by more than one token)."""
+    own, lo, ids = arrays["own"], arrays["lo"], arrays["token_ids"]
+    first = ids[np.minimum(lo, max(len(ids) - 1, 0))] if len(ids) else np.zeros_like(own)
+    return np.where(own == 1, first, np.where(own == 0, -1, -2)).astype(np.int32)
 
 
 def _preorder_arrays(vocab: Vocabulary, disk_cache: bool) -> dict[str, np.ndarray]:
@@ -194,7 +203,7 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
                                 _TEXT.transitions, _TEXT.initial, trie.clean,
                                 lexer.simulates_text, trie.text_slice if as_words else _NONE,
                                 trie.slice_chars, lexer.text_chars, SLICE_CHARS, trie.rest,
-                                lexer.text_cross, lexer.byte_class)
+                                lexer.text_cross, lexer.byte_class, trie.ends)
     terms = lexer.class_terms
     groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups

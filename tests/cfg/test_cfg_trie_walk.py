@@ -476,3 +476,31 @@ def test_component_walks_with_many_crossings_and_sets(llama3_vocab, monkeypatch)
     assert len(got[1]) == 12 and sum(len(nodes) for _, nodes in got[1]) > 64
     as_terms = [(frozenset(built.order[p] for p in pos), nodes) for pos, nodes in got[1]]
     assert _as_sets(trie, got[0], as_terms) == _as_sets(trie, *want)
+
+
+def test_walks_keep_every_token_of_a_spelling_several_tokens_share():
+    from constrained.vocabulary import Vocabulary
+    toks = [bytes([b]) for b in range(256)] + [b"ab", b"ab", b"abc", b'a"', b'ab"', b'ab"',
+                                               b"b", b"xyz"]
+    vocab = Vocabulary.from_token_bytes(toks + [b"<eos>"], eos_token_ids=[len(toks)])
+    trie = preorder_trie(vocab, disk_cache=False)
+    for n in range(trie.n_nodes):
+        own = int(trie.own[n])
+        expect = -1 if own == 0 else -2 if own > 1 else int(trie.token_ids[trie.lo[n]])
+        assert trie.ends[n] == expect
+    assert (trie.ends == -2).sum() == 3         # "b" (a byte and a token), "ab", 'ab"'
+    pg = prepare_grammar(Grammar.from_json_schema({"type": "string"}))
+    lex = Lexer(frozenset(range(len(pg.dfas))), pg.dfas)
+    text = [t for t in range(len(toks)) if vocab.text_token_mask[t]]
+    eos = len(toks)     # (spelled in the trie by its special spelling, not its bytes)
+
+    def texts(got):
+        return got[0] - {eos}, {k: {p for p in v if p[0] != eos} for k, v in got[1].items()}
+    for q in range(lex.n_states):
+        words, groups = walk_trie(lex, trie, q)
+        got = _as_sets(trie, allowed_token_ids(words, vocab.size), groups, vocab)
+        assert texts(got) == _brute(lex, vocab, q, [(t, 0) for t in text])
+    roots = np.flatnonzero(trie.depth == 1).astype(np.int32)
+    got = _as_sets(trie, *walk_subtrees(lex, trie, roots))
+    assert texts(got) == _brute(lex, vocab, 0, sorted(p for p in _pairs(trie, roots)
+                                                       if p[0] != eos))
