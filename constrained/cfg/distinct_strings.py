@@ -50,7 +50,7 @@ class _SharedFacts:
     """What the matchers of one compiled grammar learn and share (made with its first
     matcher: a matcher per sequence then costs a lookup)."""
 
-    __slots__ = ("forbidden", "masked", "never_bad", "separators", "closing_verdicts",
+    __slots__ = ("forbidden", "masked", "never_bad", "separators", "free", "closing_verdicts",
                  "array_terms")
 
     def __init__(self, compiled) -> None:
@@ -66,6 +66,10 @@ class _SharedFacts:
         # safe ones left out (as of the safe set's size), those that may close the key being
         # read and open another, and whether the safe ones were learnt (see _separator_tokens)
         self.separators: dict = {}
+        # the places outside keys where no token the grammar allows could repeat a key,
+        # whatever the keys written (no key may open at a token's start, and no allowed
+        # token opens one after a separator): a mask there is the grammar's
+        self.free: set = set()
         # per (closing place, token): whether a token that starts by closing a value string
         # is safe whatever the keys written (see _closing_place)
         self.closing_verdicts: dict = {}
@@ -94,6 +98,7 @@ class DistinctStringsMatcher(CFGMatcher):
         self._masked = shared.masked
         self._never_bad = shared.never_bad
         self._separators = shared.separators
+        self._free = shared.free
         self._closing_verdicts = shared.closing_verdicts
         self._array_terms = shared.array_terms
         self._index = None
@@ -105,6 +110,10 @@ class DistinctStringsMatcher(CFGMatcher):
         if state is _TERMINATED:
             return mask
         scanned = self._scans[-1]
+        frames = scanned[0]
+        if (state, scanned[1], type(frames[-1]) if frames else None) in self._free and \
+                not _key_rests(scanned)[0]:
+            return mask     # (the _place of the state, and no used key the key may become)
         key = (state, scanned)
         bad = self._cache.get(key)
         if bad is None:
@@ -135,10 +144,7 @@ class DistinctStringsMatcher(CFGMatcher):
             phase == VALUE and frames and type(frames[-1]) is Items)
         context = ESCAPED if phase == KEY_ESC or phase == STRING_ESC else phase in IN_STRING
         in_key = phase == KEY or phase == KEY_ESC
-        rests, partial = (), b""
-        if in_key and _may_repeat(key_raw, frames[-1]):
-            written, partial = decoded_prefix(key_raw)
-            rests = [k[len(written):] for k in frames[-1] if k.startswith(written)]
+        rests, partial = _key_rests(scanned)
         if not string_start and not rests:
             return self._separator_tokens(index, context, in_key, state, scanned, mask)
         parts = list(index.new_keys(context, frames,
@@ -183,6 +189,11 @@ class DistinctStringsMatcher(CFGMatcher):
             untrack_all(known[2], known[3], where)
         allowed, check = known[2], list(known[3])
         if not allowed and not check:
+            # so wherever this place is met with a key that is a prefix of no used key: the
+            # safe set only grows, so no token will be allowed here later
+            if len(self._free) >= _CACHE_SIZE:
+                self._free.clear()
+            self._free.add(where)
             return []
         if allowed:
             always = index.sep_always[context]
@@ -466,6 +477,16 @@ class DistinctStringsMatcher(CFGMatcher):
     def reset(self) -> None:
         super().reset()
         self._scans = [INITIAL]
+
+
+def _key_rests(scanned) -> tuple[list[bytes] | tuple, bytes]:
+    """Inside a key that may still become one of its object's keys: the rest of each such
+    key after the text written, and the unfinished escape the text ends in; else ((), b"")."""
+    frames, phase, key_raw = scanned
+    if (phase == KEY or phase == KEY_ESC) and _may_repeat(key_raw, frames[-1]):
+        written, partial = decoded_prefix(key_raw)
+        return [k[len(written):] for k in frames[-1] if k.startswith(written)], partial
+    return (), b""
 
 
 def _key_in_use(scanned) -> tuple | None:
