@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import signal
 from typing import Any, Callable
 
 # the parent waits this much longer than the soft limit the worker enforces itself
@@ -19,6 +20,10 @@ GRACE_SECONDS = 10.0
 
 def _serve(conn, make_engine: Callable[[], Any], run: Callable, warmup: dict | None,
            timeout: float, rss: Callable[[], tuple]) -> None:
+    # Ctrl-C reaches the whole process group: the parent decides when to stop (and kills
+    # this worker then), so a schema under way is not cut short here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         engine = make_engine()
     except Exception as e:  # noqa: BLE001 - reported to the parent (not installed, say)

@@ -1,6 +1,7 @@
 """MaskBench runner: JSON Schema compile and per-token masks, this project beside llguidance.
 
     python bench/maskbench.py [--data DIR] [--limit N] [--timeout S] [--engines a,b] [--repeat N]
+                              [--max-minutes M]
 
 For every schema file (default ../shared/data/maskbench-dev from the repository root) each
 engine compiles the schema for the llama3 vocabulary; for each test instance the runner
@@ -14,13 +15,16 @@ engine first compiles one small untimed schema: the per-vocabulary work of a pro
 (bench/bench_first_grammar.py measures that) is not counted as the first schema's compile.
 Every engine runs in a worker process of its own (bench/engine_process.py), one schema at a
 time: a schema stuck in an engine's native code past --timeout is killed there and counted as
-a timeout, and so is a crash (as an untyped failure), and the run goes on.
+a timeout, and so is a crash (as an untyped failure), and the run goes on. Past
+--max-minutes, or on Ctrl-C or SIGTERM, no new schema starts: the schema under way finishes
+in every engine and the tables cover the schemas done.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -184,6 +188,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run every schema this many times in one process, reporting the "
                              "resident memory after each pass (the table is the first pass)")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="a limit for the whole run: past it (or on Ctrl-C / SIGTERM) no "
+                             "new schema starts and the table covers the schemas done")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.merge:
@@ -214,18 +221,26 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name}: not installed ({e})", file=sys.stderr)
     results: dict[str, list[dict]] = {}
     memory = []
+    stop = _RunLimit(args.max_minutes)
     try:
         for rep in range(max(1, args.repeat)):
-            passed = _run_files(files, engines, bv, args)
+            passed = _run_files(files, engines, bv, args, stop)
             results = results or passed
             memory.append({name: e.rss() for name, e in engines.items()})
+            if stop.why:
+                break
     finally:
+        stop.close()
         for e in engines.values():
             e.close()
+    done = len(next(iter(results.values()), []))
     print(f"MaskBench: {len(files)} schemas from {args.data}, vocabulary {args.vocab} "
           f"({bv.vocab.size} tokens), single thread"
           + (f"; this project's schema options {args.schema_options}" if args.schema_options
              else ""))
+    if stop.why:
+        print(f"Stopped after {done} of {len(files)} schemas ({stop.why}): the tables cover "
+              f"those (every engine ran each of them)")
     print(summary(results))
     for name in engines:
         print(f"\n{name}: resident memory of its process after each pass (MB, current / peak): "
@@ -261,10 +276,42 @@ def _engine_process(name: str, bv, options: dict | None, timeout: float) -> Engi
                          timeout, _rss_mb, warmup=_WARMUP, on_kill=killed)
 
 
-def _run_files(files: list[Path], engines: dict, bv, args) -> dict[str, list[dict]]:
-    """One pass over every schema file with every engine."""
+class _RunLimit:
+    """When a run stops starting schemas: past ``minutes`` (None: never), or once SIGINT or
+    SIGTERM arrives (the schema under way finishes in every engine first, bounded by each
+    schema's own time limit). ``why`` says which, or is empty."""
+
+    def __init__(self, minutes: float | None) -> None:
+        self.deadline = None if minutes is None else time.monotonic() + 60 * minutes
+        self.minutes = minutes
+        self.why = ""
+        self._old = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[sig] = signal.signal(sig, self._signalled)
+            except ValueError:      # (not the main thread: no handlers there)
+                pass
+
+    def _signalled(self, signum, frame) -> None:
+        self.why = f"{signal.Signals(signum).name} received"
+
+    def reached(self) -> bool:
+        if not self.why and self.deadline is not None and time.monotonic() > self.deadline:
+            self.why = f"--max-minutes {self.minutes:g} reached"
+        return bool(self.why)
+
+    def close(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+def _run_files(files: list[Path], engines: dict, bv, args,
+               stop: _RunLimit | None = None) -> dict[str, list[dict]]:
+    """One pass over the schema files with every engine (until ``stop`` is reached)."""
     results: dict[str, list[dict]] = {name: [] for name in engines}
     for i, path in enumerate(files):
+        if stop is not None and stop.reached():
+            break
         doc = json.loads(path.read_text())
         for name, engine in engines.items():
             r = engine.run(doc)

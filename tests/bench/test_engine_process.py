@@ -55,3 +55,10 @@ def test_an_engine_that_cannot_start_raises_import_error():
         raise KeyError("nope")
     with pytest.raises(ImportError, match="KeyError"):
         EngineProcess(broken, _run, 1.0, _rss)
+
+
+def test_a_worker_ignores_ctrl_c_the_parent_decides(worker):
+    pid = worker.run("x")["pid"]
+    os.kill(pid, 2)         # SIGINT, as Ctrl-C sends the whole process group
+    assert worker.run("x")["pid"] == pid        # the same worker answers
+    assert worker.killed == 0
