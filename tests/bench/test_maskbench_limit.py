@@ -28,24 +28,22 @@ def _files(tmp_path, n):
     return out
 
 
-def test_no_limit_runs_every_schema(tmp_path):
-    engines = {"a": _Engine(), "b": _Engine()}
-    stop = maskbench._RunLimit(None)
+def _run(files, engines, minutes=None):
+    stop = maskbench._RunLimit(minutes)
     try:
-        got = maskbench._run_files(_files(tmp_path, 4), engines, None,
-                                   SimpleNamespace(verbose=False), stop)
+        return maskbench._run_files(files, engines, None, SimpleNamespace(verbose=False),
+                                    stop), stop
     finally:
         stop.close()
+
+
+def test_no_limit_runs_every_schema(tmp_path):
+    got, stop = _run(_files(tmp_path, 4), {"a": _Engine(), "b": _Engine()})
     assert [len(v) for v in got.values()] == [4, 4] and not stop.why
 
 
 def test_a_spent_limit_starts_nothing(tmp_path):
-    stop = maskbench._RunLimit(0)
-    try:
-        got = maskbench._run_files(_files(tmp_path, 3), {"a": _Engine()}, None,
-                                   SimpleNamespace(verbose=False), stop)
-    finally:
-        stop.close()
+    got, stop = _run(_files(tmp_path, 3), {"a": _Engine()}, minutes=0)
     assert got == {"a": []} and "max-minutes" in stop.why
 
 
@@ -54,12 +52,7 @@ def test_sigterm_lets_the_schema_under_way_finish_in_every_engine(tmp_path):
         if doc["n"] == 1:
             os.kill(os.getpid(), signal.SIGTERM)
     engines = {"a": _Engine(term), "b": _Engine()}
-    stop = maskbench._RunLimit(None)
-    try:
-        got = maskbench._run_files(_files(tmp_path, 5), engines, None,
-                                   SimpleNamespace(verbose=False), stop)
-    finally:
-        stop.close()
+    got, stop = _run(_files(tmp_path, 5), engines)
     assert engines["a"].docs == [0, 1] and engines["b"].docs == [0, 1]
     assert [r["file"] for r in got["b"]] == ["00.json", "01.json"]
     assert "SIGTERM" in stop.why
