@@ -21,7 +21,8 @@ GRACE_SECONDS = 10.0
 def _serve(conn, make_engine: Callable[[], Any], run: Callable, warmup: dict | None,
            timeout: float, rss: Callable[[], tuple]) -> None:
     # Ctrl-C reaches the whole process group: the parent decides when to stop (and kills
-    # this worker then), so a schema under way is not cut short here
+    # this worker then), so a schema under way is not cut short here; a worker forked after
+    # the parent set its own handlers does not keep them
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:

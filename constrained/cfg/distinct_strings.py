@@ -66,9 +66,10 @@ class _SharedFacts:
         # safe ones left out (as of the safe set's size), those that may close the key being
         # read and open another, and whether the safe ones were learnt (see _separator_tokens)
         self.separators: dict = {}
-        # the places outside keys where no token the grammar allows could repeat a key,
-        # whatever the keys written (no key may open at a token's start, and no allowed
-        # token opens one after a separator): a mask there is the grammar's
+        # the places (see _place) where no key may open at a token's start and no allowed
+        # token opens one after a separator or closes the key being read and opens another:
+        # a mask there is the grammar's whenever the key being read (if any) is a prefix of
+        # no used key
         self.free: set = set()
         # per (closing place, token): whether a token that starts by closing a value string
         # is safe whatever the keys written (see _closing_place)
@@ -110,10 +111,8 @@ class DistinctStringsMatcher(CFGMatcher):
         if state is _TERMINATED:
             return mask
         scanned = self._scans[-1]
-        frames = scanned[0]
-        if (state, scanned[1], type(frames[-1]) if frames else None) in self._free and \
-                not _key_rests(scanned)[0]:
-            return mask     # (the _place of the state, and no used key the key may become)
+        if _place(state, scanned) in self._free and not _key_rests(scanned)[0]:
+            return mask
         key = (state, scanned)
         bad = self._cache.get(key)
         if bad is None:
