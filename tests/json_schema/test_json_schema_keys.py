@@ -12,10 +12,10 @@ from constrained.automata.byte_dfa import _build_general
 from constrained.cfg.prepare import prepare_grammar
 from constrained.errors import LimitExceededError
 from constrained.automata._tries import key_except_parts
-from constrained.grammar.json_schema.chars import char_class, complement, intersect
+from constrained.grammar.json_schema.chars import ANY_STRING, char_class, complement, intersect
 from constrained.grammar.json_schema.keys import _plain_ascii, _trie, key_except, key_except_automaton
 
-NAME_SETS = [[], [""], ["a"], ["a", "ab", "b"], ["name", "age", "tags"], ["", "x y", "~!"],
+NAME_SETS = [[""], ["a"], ["a", "ab", "b"], ["name", "age", "tags"], ["", "x y", "~!"],
              ["id", "items", "note", "paid"], ["a-b.c", "a_b", "A B", "[x]", "{y}", "1", "10"]]
 
 
@@ -28,6 +28,15 @@ def _same(a, b) -> bool:
 def test_trie_automaton_equals_the_regex_pipeline(names):
     pattern = key_except(names)
     assert _same(key_except_automaton(names, pattern), _build_general(pattern, 10_000))
+
+
+def test_no_names_is_any_string():
+    # the keys of an object with no declared member are the string values' terminal
+    assert key_except([]) == ANY_STRING
+    assert key_except_automaton([], ANY_STRING) is None
+    dfa = _build_general(key_except([]), 10_000)
+    for text in (b'""', b'"a"', b'"\\/x"', b'"\\u0041"', b'"\xc3\xa9"'):
+        assert dfa.accepts(text), text
 
 
 def test_random_name_sets_equal_the_regex_pipeline():
@@ -43,15 +52,15 @@ def test_random_name_sets_equal_the_regex_pipeline():
 def test_byte_classes_read_off_the_trie_equal_the_column_classes():
     """The classes given with the table (from the trie's edges) are the ones hashing its
     columns finds, numbering included: names sharing suffixes (merged trie states, where two
-    edge bytes can be alike), prefixes of one another, the empty name, no names."""
+    edge bytes can be alike), prefixes of one another, the empty name."""
     from constrained.automata._dfa_tables import class_columns
     rng = random.Random(23)
     alphabet = "abcxyz_-0129AZ .~{}"
-    sets = [(), ("",), ("ab", "ac"), ("xab", "yab", "ab"), ("a", "ab", "abc")]
+    sets = [("",), ("ab", "ac"), ("xab", "yab", "ab"), ("a", "ab", "abc")]
     for _ in range(600):
         sets.append(tuple({"".join(rng.choice(alphabet[:rng.randint(2, len(alphabet))])
                                    for _ in range(rng.randint(0, 6)))
-                           for _ in range(rng.randint(0, 12))}))
+                           for _ in range(rng.randint(1, 12))}))
     for names in sets:
         dfa = key_except_automaton(list(names), key_except(names))
         want = np.zeros(256, dtype=np.int32)

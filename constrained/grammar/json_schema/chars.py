@@ -131,6 +131,8 @@ def _ci_hex(v: int) -> str:
 # of such regexes would miss, so complements are taken over strings without them
 _UNCOMMON = ("\\\\(?:/|u00(?:[2-6][0-9a-fA-F]|7[0-9a-eA-E]|0[89aAcCdD])"
              "|u[dD][89abAB][0-9a-fA-F]{2}\\\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+# every JSON string, escapes written any way
+ANY_STRING = f'"{ANY_CHAR}*"'
 UNCOMMON_STRING = f'"{ANY_CHAR}*{_UNCOMMON}{ANY_CHAR}*"'
 
 

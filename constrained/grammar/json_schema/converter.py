@@ -13,7 +13,7 @@ from ...errors import (EmptyLanguageError, GrammarError, LimitExceededError,
 from .._analysis import productive_symbols
 from .arrays import array_piece
 from .builder import GrammarBuilder, Piece, Regular, Symbol
-from .chars import ANY_CHAR, literal_string
+from .chars import ANY_STRING, literal_string
 from .formats import format_body
 from .json_equality import enum_contains
 from .layout import Layout
@@ -548,7 +548,7 @@ class Converter:
             self._any[key] = name
             inner = self.value(True, "", depth + 1)
             inner_sym = b.symbol(inner)
-            string = b.terminal(f'"{ANY_CHAR}*"', "STRING")
+            string = b.terminal(ANY_STRING, "STRING")
             sep, ksep = lay.item_sep(depth), lay.key_sep()
             kv = (string,) + ksep + (inner_sym,)
             members = b.reserve("json_members")

@@ -17,7 +17,7 @@ from ...automata.byte_dfa import ByteDFA, LanguageFacts, provide_builder, regex_
 from ...automata._dfa_tables import class_columns, minimize_table
 from ...automata._tries import key_except_parts, key_except_table
 from ...lru import LRUCache
-from .chars import ANY_CHAR, complement, json_char, literal_char, literal_string
+from .chars import ANY_CHAR, ANY_STRING, complement, json_char, literal_char, literal_string
 
 
 def key_literal(name: str) -> str:
@@ -33,8 +33,11 @@ _ESC_REST = ('(?:["\\\\bfnrt]|u(?:00[01][0-9a-fA-F]|007[fF]|00[89a-fA-F][0-9a-fA
 def key_except(names) -> str:
     """Regex of JSON strings whose decoded value is none of ``names`` (exact for json.dumps).
     For printable-ASCII names its automaton is built from their trie when it is first needed
-    (``regex_to_byte_dfa`` of the regex asks ``_automaton_of``)."""
+    (``regex_to_byte_dfa`` of the regex asks ``_automaton_of``). With no names, any JSON
+    string: a key of an object with no declared member."""
     names = tuple(names)
+    if not names:
+        return ANY_STRING
     pattern = _key_except(names)
     if _NAMES_OF.get(pattern) is None and _plain_ascii(names):
         _NAMES_OF.put(pattern, names)
@@ -82,12 +85,13 @@ def _plain_ascii(names) -> bool:
 
 def key_except_automaton(names, pattern: str) -> ByteDFA | None:
     """The byte DFA of ``pattern == key_except(names)`` built from the names' trie, for
-    printable-ASCII names (None otherwise: the regex pipeline builds it). Same structure as the regex: follow
+    printable-ASCII names, at least one (None otherwise: the regex pipeline builds it, any
+    JSON string when there are no names). Same structure as the regex: follow
     the trie; a printable character that leaves it starts any key text (``tail``); an escape or
     a character past ASCII starts it too (``escaped``, only escapes that never decode to
     printable ASCII); a closing quote ends the key where the trie node is not a name."""
     names = tuple(names)
-    if not _plain_ascii(names):
+    if not names or not _plain_ascii(names):
         return None
     return _key_except_automaton(names, pattern)
 

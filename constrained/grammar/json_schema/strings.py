@@ -14,7 +14,7 @@ from ...automata.byte_dfa import ByteDFA, regex_difference_dfa, regex_to_byte_df
 from ...automata.finite import dfa_is_finite, dfa_texts
 
 from . import patterns
-from .chars import ANY_CHAR
+from .chars import ANY_CHAR, ANY_STRING
 from .formats import format_body
 from .options import SchemaOptions
 
@@ -73,7 +73,7 @@ def string_language(schema: dict, ptr: str, opts: SchemaOptions,
         return '"' + fmt_body + '"', _outside_lengths(lo, hi, ptr, opts, refuse)
     hi = _capped(lo, hi, ptr, opts, refuse)
     if lo == 0 and hi is None:
-        return f'"{ANY_CHAR}*"', ()
+        return ANY_STRING, ()
     if hi is None:
         q = "+" if lo == 1 else f"{{{lo},}}"
     else:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from . import patterns
-from .chars import ANY_CHAR, UNCOMMON_STRING
+from .chars import ANY_STRING, UNCOMMON_STRING
 from .keys import key_literal
 from .merge import ANNOTATIONS
 
@@ -59,7 +59,7 @@ def witness(body) -> Witness | None:
         bodies = tuple('"' + b + '"' for b in map(_body, pats) if b is not None)
         if len(bodies) != len(pats):
             return None
-        return Witness(f'"{ANY_CHAR}*"', keys + bodies + (UNCOMMON_STRING,) * bool(keys),
+        return Witness(ANY_STRING, keys + bodies + (UNCOMMON_STRING,) * bool(keys),
                        {"not": body["additionalProperties"]}, tuple(props), tuple(pats))
     if set(body) - ANNOTATIONS == {"patternProperties"} and len(pats) == 1:
         (pattern, sub), = pats.items()
@@ -68,7 +68,7 @@ def witness(body) -> Witness | None:
             return None
         return Witness('"' + b + '"', (), {"not": sub}, pattern=pattern)
     if set(body) - ANNOTATIONS == {"propertyNames"}:
-        return Witness(f'"{ANY_CHAR}*"', (), True, name_schema=body["propertyNames"])
+        return Witness(ANY_STRING, (), True, name_schema=body["propertyNames"])
     return None
 
 
