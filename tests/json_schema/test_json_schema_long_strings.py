@@ -179,22 +179,32 @@ def _takes(compiled, doc) -> bool:
     return all(m.accept_token(t) for t in json.dumps(doc).encode()) and m.is_accepting()
 
 
-def test_a_conversion_meeting_a_long_string_beside_another_branch_starts_again_chunked():
-    """It stops at that union: the grammar is the one of a conversion that chunks every
-    string from the start, and what the rest of the schema refuses is still refused (or
-    recorded once, when lenient)."""
+@pytest.mark.parametrize("through_ref", [False, True])
+def test_a_conversion_meeting_a_long_string_beside_another_branch_starts_again_chunked(
+        through_ref, monkeypatch):
+    """It stops at that union (or, where the schema's own words show the union, starts so):
+    the grammar is the one of a conversion that chunks every string from the start, and what
+    the rest of the schema refuses is still refused (or recorded once, when lenient)."""
     from constrained.errors import UnsupportedSchemaError
+    from constrained.grammar.json_schema import api
     from constrained.grammar.json_schema.api import schema_to_grammar
     from constrained.grammar.json_schema.converter import Converter
+    from constrained.grammar.json_schema.long_strings import union_meets_long_string
     from constrained.grammar.json_schema.options import SchemaOptions
-    schema = {"type": "object", "properties": {
-        "u": {"anyOf": [_DECLARED, _OTHER]}, "free": {"type": "string"},
+    branch = {"$ref": "#/$defs/D"} if through_ref else _DECLARED
+    schema = {"$defs": {"D": _DECLARED}, "type": "object", "properties": {
+        "u": {"anyOf": [branch, _OTHER]}, "free": {"type": "string"},
         "m": {"type": "number", "multipleOf": 0.37}}}
+    # a reference is not followed: that union is met, then the conversion starts again
+    assert union_meets_long_string(schema, 64) is not through_ref
+    passes = []
+    monkeypatch.setattr(api, "Converter", lambda *a, **k: passes.append(k) or Converter(*a, **k))
     chunked = Converter(json.loads(json.dumps(schema)), SchemaOptions(lenient=True),
                         owned=True, chunk_strings=True)
     start = chunked.start()
     g = schema_to_grammar(schema, lenient=True)
     assert (g.start, g.rules, g.terminals) == (start, chunked.b.rules, chunked.b.terminals)
+    assert [k["chunk_strings"] for k in passes] == ([False, True] if through_ref else [True])
     assert g.dropped == (("/properties/m/multipleOf", "multipleOf"),)
     with pytest.raises(UnsupportedSchemaError) as err:
         schema_to_grammar(schema)
@@ -235,3 +245,32 @@ def test_long_strings_beside_unbounded_ones_at_one_place_outside_a_union(schema,
     for options in ({}, {"property_order": "any"}):
         compiled = compile_grammar(Grammar.from_json_schema(schema, **options), VOCAB)
         assert _takes(compiled, doc), options
+
+
+@pytest.mark.parametrize("schema, meets", [
+    ({"anyOf": [_DECLARED, _OTHER]}, True),
+    ({"oneOf": [{"type": "string", "maxLength": 100}, {"type": "array"}]}, True),
+    ({"type": "object", "properties": {"x": {"anyOf": [
+        {"type": "array", "items": {"type": "string", "minLength": 70}},
+        {"enum": ["a", 1]}]}}}, True),
+    # the other branches hold no quote: numbers, null, booleans, a const number
+    ({"anyOf": [{"type": "string", "maxLength": 100}, {"type": "null"},
+                {"type": ["integer", "boolean"]}, {"const": 3}]}, False),
+    # bounds within max_string_length, a pattern, an enum: one terminal each
+    ({"anyOf": [{"type": "string", "maxLength": 64}, {"type": "string"}]}, False),
+    ({"anyOf": [{"type": "string", "maxLength": 100, "pattern": "^a+$"}, _OTHER]}, False),
+    ({"anyOf": [{"type": "string", "minLength": 80, "maxLength": 90}, _OTHER]}, True),
+    ({"anyOf": [{"type": "string", "minLength": 80, "maxLength": 70}, _OTHER]}, False),
+    ({"anyOf": [{"type": "string", "minLength": 80, "enum": ["x"]}, _OTHER]}, False),
+    # not in a union: a long string alone, or in $defs only a reference reaches
+    ({"type": "object", "properties": {"v": {"type": "string", "maxLength": 200}}}, False),
+    ({"$defs": {"L": _DECLARED}, "anyOf": [{"$ref": "#/$defs/L"}, _OTHER]}, False),
+])
+def test_a_union_meeting_a_long_string_is_seen_from_the_schema(schema, meets):
+    from constrained.grammar.json_schema.converter import ChunkEveryString, Converter
+    from constrained.grammar.json_schema.long_strings import union_meets_long_string
+    from constrained.grammar.json_schema.options import SchemaOptions
+    assert union_meets_long_string(schema, 64) is meets
+    if meets:       # (where it says so, the first conversion would have stopped)
+        with pytest.raises(ChunkEveryString):
+            Converter(json.loads(json.dumps(schema)), SchemaOptions(), owned=True).start()

@@ -108,3 +108,67 @@ class _Counter:
         if n % 2 == 0:
             alts.append(self.exactly(n // 2, unit + 1))
         return (self.b.rule(alts, "chunks"),)
+
+
+# keywords whose values are subschemas the converter reads as parts of a value (a union's
+# branches, members, items); a schema list is a list of subschemas
+_PART_KEYWORDS = ("properties", "patternProperties", "items", "prefixItems",
+                  "additionalProperties", "anyOf", "oneOf", "allOf")
+_UNIONS = ("anyOf", "oneOf")
+_NO_QUOTE_TYPES = frozenset({"null", "boolean", "number", "integer"})
+
+
+def union_meets_long_string(schema, limit: int) -> bool:
+    """Whether ``schema`` surely has a union (anyOf, oneOf) with a branch that holds a string
+    chunked for its length bounds (past ``limit``) and another branch that may hold a quote:
+    then a conversion stops at that union and starts again with every string chunked
+    (converter.ChunkEveryString), so it may as well start so. A guess from the schema's own
+    words ($ref not followed): a wrong one changes only which exact grammar is written."""
+    stack = [(schema, False)]
+    while stack:
+        s, in_union = stack.pop()
+        if not isinstance(s, dict):
+            continue
+        if in_union and _long_bounds(s, limit):
+            return True
+        for keyword in _PART_KEYWORDS:
+            sub = s.get(keyword)
+            if isinstance(sub, dict) and keyword in ("properties", "patternProperties"):
+                stack.extend((x, in_union) for x in sub.values())
+            elif isinstance(sub, list):
+                branches = keyword in _UNIONS and len(sub) > 1 and sum(
+                    1 for x in sub if _may_hold_quote(x)) > 1
+                stack.extend((x, in_union or branches) for x in sub)
+            else:
+                stack.append((sub, in_union))
+    return False
+
+
+def _long_bounds(s: dict, limit: int) -> bool:
+    """A plain string schema whose length bounds are written in chunks (Converter
+    ._long_string)."""
+    t = s.get("type")
+    if not (t == "string" or isinstance(t, list) and "string" in t):
+        return False
+    if any(k in s for k in ("pattern", "format", "enum", "const", "not")):
+        return False
+    lo, hi = s.get("minLength", 0), s.get("maxLength")
+    if not isinstance(lo, int) or not (hi is None or isinstance(hi, int) and hi >= lo):
+        return False        # (bounds no string meets: no instance, nothing chunked)
+    return lo > limit or hi is not None and hi > limit
+
+
+def _may_hold_quote(s) -> bool:
+    """Whether a branch's texts may hold a quote (not only null, booleans or numbers)."""
+    if not isinstance(s, dict):
+        return s is not False
+    if "const" in s or "enum" in s:
+        values = [s["const"]] if "const" in s else s["enum"]
+        return not isinstance(values, list) or any(isinstance(v, (str, list, dict))
+                                                    for v in values)
+    t = s.get("type")
+    if isinstance(t, str):
+        return t not in _NO_QUOTE_TYPES
+    if isinstance(t, list):
+        return any(x not in _NO_QUOTE_TYPES for x in t)
+    return True
