@@ -112,8 +112,9 @@ class _Counter:
 
 # keywords whose values are subschemas the converter reads as parts of a value (a union's
 # branches, members, items); a schema list is a list of subschemas
-_PART_KEYWORDS = ("properties", "patternProperties", "items", "prefixItems",
-                  "additionalProperties", "anyOf", "oneOf", "allOf")
+_PART_KEYWORDS = frozenset({"properties", "patternProperties", "items", "prefixItems",
+                            "additionalProperties", "anyOf", "oneOf", "allOf"})
+_NAMED_PARTS = ("properties", "patternProperties")     # (subschemas by name)
 _UNIONS = ("anyOf", "oneOf")
 _NO_QUOTE_TYPES = frozenset({"null", "boolean", "number", "integer"})
 
@@ -131,14 +132,15 @@ def union_meets_long_string(schema, limit: int) -> bool:
             continue
         if in_union and _long_bounds(s, limit):
             return True
-        for keyword in _PART_KEYWORDS:
-            sub = s.get(keyword)
-            if isinstance(sub, dict) and keyword in ("properties", "patternProperties"):
+        for keyword, sub in s.items():
+            if keyword not in _PART_KEYWORDS:
+                continue
+            if sub.__class__ is dict and keyword in _NAMED_PARTS:
                 stack.extend((x, in_union) for x in sub.values())
-            elif isinstance(sub, list):
-                branches = keyword in _UNIONS and len(sub) > 1 and sum(
+            elif sub.__class__ is list:
+                branches = in_union or keyword in _UNIONS and len(sub) > 1 and sum(
                     1 for x in sub if _may_hold_quote(x)) > 1
-                stack.extend((x, in_union or branches) for x in sub)
+                stack.extend((x, branches) for x in sub)
             else:
                 stack.append((sub, in_union))
     return False
