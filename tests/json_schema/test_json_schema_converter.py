@@ -543,6 +543,29 @@ def test_counted_member_chains_from_shapes_equal_the_chains_built_anew(monkeypat
     assert len(objects._CHAIN_SHAPES) < len(schemas)   # shapes were shared
 
 
+def test_linear_member_chains_equal_the_searched_ones():
+    """In schema order without counts or witnesses, the chain's states are read off the
+    members (_MemberChain._linear_states): the same states, moves, ends and live states as
+    the search finds."""
+    import random
+    from constrained.grammar.json_schema import objects
+    rng = random.Random(7)
+    for _ in range(300):
+        n = rng.randint(0, 8)
+        members = [((f"K{i}", ":", f"V{i}"), rng.random() < 0.5, []) for i in range(n)]
+        x_sym = rng.choice([None, "X"])
+        args = (None, (",",), members, x_sym, [], 0, None, 0, 0, "schema",
+                None if x_sym else 0)
+        chain = objects._MemberChain(*args)
+        searched = objects._MemberChain.__new__(objects._MemberChain)
+        searched.__dict__.update({k: v for k, v in chain.__dict__.items()
+                                  if k not in ("_succ", "_ending", "_live")})
+        searched._succ = []
+        live = searched._live_states()
+        assert (chain._succ, chain._ending, chain._live) == (searched._succ, searched._ending,
+                                                             live), (members, x_sym)
+
+
 def test_builder_terminals_equal_constructed_ones():
     """The builder makes its terminals without the dataclass constructor
     (Terminal._plain): they are the terminals the constructor makes, field for field."""

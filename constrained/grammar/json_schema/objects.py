@@ -232,7 +232,10 @@ class _MemberChain:
         # the numbers they lead to, and whether the object may end there
         self._succ: list = []
         self._ending: list = []
-        self._live = self._live_states()
+        linear = (mode == "schema" and not full and not x_variants and n_max is None
+                  and not n_min and not cap and (x_sym is None or x_limit is None)
+                  and not any(m[2] for m in members))
+        self._live = self._linear_states() if linear else self._live_states()
 
     def _start(self):
         return ((0, 0) if self.mode == "count" else 0, 0, 0, 0)
@@ -300,6 +303,19 @@ class _MemberChain:
         else:
             done = pos == len(self.members)
         return done and self._count(state) >= self.n_min and w == self.full
+
+    def _linear_states(self) -> bytearray:
+        """``_live_states`` of the commonest chain, found without a search: schema order, no
+        counts, no witnesses, extra members (if any) without end. State i is the position
+        before member i (numbered as the search numbers it); every state is live."""
+        n = len(self.members)
+        x = [((self.x_sym,), None)] if self.x_sym else []
+        succ = self._succ
+        for i, (kv, req, _) in enumerate(self.members):
+            succ.append(([(syms, i) for syms, _ in x] + [(kv, i + 1)], [] if req else [i + 1]))
+        succ.append(([(syms, n) for syms, _ in x], []))
+        self._ending = [False] * n + [True]
+        return bytearray(b"\1" * (n + 1))
 
     def _live_states(self) -> bytearray:
         """Per reached state number, 1 where an end is reachable."""
