@@ -39,6 +39,21 @@ def test_no_names_is_any_string():
         assert dfa.accepts(text), text
 
 
+def test_keys_of_an_object_with_no_declared_member_may_open_with_an_escape():
+    """Any key spelling, the first character escaped too, and keys stay distinct by their
+    decoded text."""
+    from constrained import Vocabulary, compile_grammar
+    vocab = Vocabulary.from_token_bytes([bytes([b]) for b in range(256)] + [b"<eos>"],
+                                        eos_token_ids=[256])
+    compiled = compile_grammar(Grammar.from_json_schema({"type": "object"}), vocab)
+    for text, ok in ((b'{"\\u0061": 1}', True), (b'{"\\/x": 1, "/y": 2}', True),
+                     (b'{"a": 1, "\\u0061": 2}', False), (b'{"\\/": 1, "/": 2}', False),
+                     (b'{"\\u00e9": {"\\u00e9": 1}, "\xc3\xa9": 2}', False)):
+        m = compiled.matcher()
+        assert (all(m.accept_token(b) for b in text) and m.is_accepting()) == ok, text
+        assert json.loads(text) is not None
+
+
 def test_random_name_sets_equal_the_regex_pipeline():
     rng = random.Random(11)
     alphabet = "abz_- .0~"

@@ -12,8 +12,8 @@ from ...errors import GrammarError, LimitExceededError
 from ...lru import LRUCache
 from .._grammar import Grammar
 from .converter import ChunkEveryString, Converter
-from .long_strings import union_meets_long_string
 from .deep_stack import call_with_deep_stack
+from .long_strings import union_meets_long_string
 from .metaschema import check_schema
 from .options import SchemaOptions
 from .refs import may_refer
@@ -123,7 +123,8 @@ def _convert(schema, options: SchemaOptions, dumped: str | None = None) -> Schem
         schema = json.loads(text)       # a private copy, faster than copying the objects
     refers = not isinstance(text, str) or may_refer(text)
     # a union meeting a long string would stop the first conversion and start it again
-    chunk = (isinstance(text, str) and 'Length"' in text and ('"anyOf"' in text or '"oneOf"' in text)
+    chunk = (isinstance(text, str) and 'Length"' in text
+             and ('"anyOf"' in text or '"oneOf"' in text)
              and union_meets_long_string(schema, options.max_string_length))
     cv = Converter(schema, options, owned=True, refers=refers, chunk_strings=chunk)
     try:

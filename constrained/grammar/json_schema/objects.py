@@ -309,11 +309,11 @@ class _MemberChain:
         counts, no witnesses, extra members (if any) without end. State i is the position
         before member i (numbered as the search numbers it); every state is live."""
         n = len(self.members)
-        x = [((self.x_sym,), None)] if self.x_sym else []
+        x = (self.x_sym,) if self.x_sym else None
         succ = self._succ
         for i, (kv, req, _) in enumerate(self.members):
-            succ.append(([(syms, i) for syms, _ in x] + [(kv, i + 1)], [] if req else [i + 1]))
-        succ.append(([(syms, n) for syms, _ in x], []))
+            succ.append(([(x, i), (kv, i + 1)] if x else [(kv, i + 1)], [] if req else [i + 1]))
+        succ.append(([(x, n)] if x else [], []))
         self._ending = [False] * n + [True]
         return bytearray(b"\1" * (n + 1))
 
