@@ -72,7 +72,8 @@ class EngineProcess:
         if self._conn.poll(wait):
             try:
                 return True, self._conn.recv()[1]
-            except EOFError:
+            except EOFError:     # (its pipe closes before the process is reaped: wait)
+                self._proc.join(GRACE_SECONDS)
                 why = f"the worker died (exit code {self._proc.exitcode})"
         else:
             why = f"killed after {wait:.0f}s without an answer"
