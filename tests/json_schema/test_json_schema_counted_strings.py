@@ -24,6 +24,9 @@ def test_counted_string_automaton_is_the_pipelines(lo, hi, opening, closing):
     assert direct.initial == general.initial
     assert np.array_equal(direct.transitions, general.transitions)
     assert np.array_equal(direct.accepting, general.accepting)
+    # its byte classes, given with the automaton, are those its table's columns make
+    assert np.array_equal(direct.byte_classes, general.byte_classes)
+    assert direct.key != general.key and direct.key == counted_string_automaton(pattern).key
 
 
 @pytest.mark.parametrize("pattern", ['"' + ANY_CHAR + '*"', '"a{3}"', ANY_CHAR + "{5,2}",

@@ -8,11 +8,13 @@ and numbered canonically, so it is exactly the DFA the regex pipeline would give
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 
 import numpy as np
 
+from ...automata._dfa_tables import class_columns
 from ...automata.byte_dfa import ByteDFA, provide_builder, regex_to_byte_dfa
 from ...automata.determinize import number_canonically_from
 from ...gc_untrack import untrack_all
@@ -92,6 +94,16 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     # the character DFA's, every state reaches acceptance): numbering it is enough
     table, accepting, initial, origin = number_canonically_from(trans, acc, start)
     dfa = ByteDFA(table, accepting, initial, pattern)
+    # the automaton is a function of its pattern: so is its cache key (digesting the pattern
+    # costs nothing, reading the table's columns costs a pass over every copy); and every copy
+    # reads the bytes as the first one does, so the byte classes come from the rows before
+    # the second copy and those from ``top`` on
+    dfa.__dict__["key"] = hashlib.sha256(b"counted-v1|" + pattern.encode()).hexdigest()
+    rows = np.vstack([trans[:base + n * min(full, 1)], trans[top:]])
+    classes = np.zeros(256, dtype=np.int32)
+    class_columns(np.ascontiguousarray(rows), classes)
+    classes.setflags(write=False)
+    dfa.__dict__["byte_classes"] = classes
     # names of the states' futures (ByteDFA.given_future): lexers share the root walks of
     # the positions of every counted string and chunk with as many characters left
     dfa.__dict__["state_futures"] = _ChainFutures(origin, opening, lo, hi, closing, base, n,
