@@ -6,7 +6,8 @@ import pytest
 
 from constrained.automata.byte_dfa import _build_general
 from constrained.grammar.json_schema.chars import ANY_CHAR
-from constrained.grammar.json_schema.counted_strings import counted_string_automaton
+from constrained.grammar.json_schema.counted_strings import (counted_string_automaton,
+                                                            counted_string_facts)
 
 CASES = [(lo, hi) for lo in range(4) for hi in [None, lo, lo + 1, lo + 3]] + \
     [(0, 32), (32, 32), (7, None), (10, 20), (0, 64), (20, None), (5, 70)]
@@ -60,3 +61,31 @@ def test_state_futures_name_equal_languages_across_chains():
     names_a = {a.given_future(s) for s in range(a.n_states)}
     names_b = {b.given_future(s) for s in range(b.n_states)}
     assert len(names_a & names_b) >= a.n_states - 1     # all but the one before the quote
+
+
+@pytest.mark.parametrize("lo, hi", CASES)
+@pytest.mark.parametrize("opening, closing", [(True, True), (True, False), (False, True),
+                                              (False, False)])
+def test_facts_from_the_pattern_are_the_automatons(lo, hi, opening, closing):
+    """What a counted string's language holds is read off its pattern (its automaton waits
+    for a lexer) and is what the automaton holds; past the state bound nothing is vouched."""
+    pattern = _pattern(lo, hi, opening, closing)
+    dfa = counted_string_automaton(pattern)
+    facts = counted_string_facts(pattern, 100_000)
+    texts = any(dfa.transitions[dfa.initial] >= 0)      # (trimmed: a byte leads to a text)
+    assert (facts.texts, facts.empty_text) == (texts, bool(dfa.accepting[dfa.initial]))
+    # vouched only within a state limit the automaton keeps to
+    assert counted_string_facts(pattern, dfa.n_states - 1) is None
+
+
+def test_a_schemas_counted_strings_wait_for_a_lexer():
+    from constrained import Grammar
+    from constrained.cfg.prepare import prepare_grammar
+    grammar = Grammar.from_json_schema({"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 40}}, "required": ["name"]})
+    prepared = prepare_grammar(grammar)
+    at = [i for i, n in enumerate(prepared.terminal_names)
+          if grammar.terminals[n].pattern.endswith('{0,40}"')]
+    assert at and all(prepared.dfas._built[i] is None for i in at)
+    assert prepared.dfas[at[0]].accepts(b'"' + b"x" * 40 + b'"')
+    assert not prepared.dfas[at[0]].accepts(b'"' + b"x" * 41 + b'"')

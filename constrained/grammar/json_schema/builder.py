@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from ...automata.byte_dfa import ByteDFA
 from ...errors import LimitExceededError
 from .._grammar import Terminal
-from .counted_strings import counted_string_automaton
 
 
 @dataclass(frozen=True)
@@ -43,13 +42,12 @@ class GrammarBuilder:
     def terminal(self, pattern: str, hint: str = "T", exclude: tuple[str, ...] = (),
                  automaton: ByteDFA | None = None, opens_distinct: bool = False) -> str:
         """The terminal of ``pattern``'s full matches minus those of ``exclude``
-        (``automaton``: the pattern's DFA, when built directly). ``opens_distinct``: a
-        terminal of its own that opens arrays of distinct strings (Grammar.distinct_arrays)."""
+        (``automaton``: the pattern's DFA, when built directly; a counted string's is built
+        when a lexer first reads it, see counted_strings). ``opens_distinct``: a terminal of
+        its own that opens arrays of distinct strings (Grammar.distinct_arrays)."""
         key = (pattern, exclude, opens_distinct)
         name = self._by_pattern.get(key)
         if name is None:
-            if automaton is None:
-                automaton = counted_string_automaton(pattern)
             name = hint if hint not in self.terminals else f"{hint}_{len(self.terminals)}"
             self.terminals[name] = Terminal._plain(name, pattern, exclude, automaton)
             self._by_pattern[key] = name

@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata._dfa_tables import class_columns
-from ...automata.byte_dfa import ByteDFA, provide_builder, regex_to_byte_dfa
+from ...automata.byte_dfa import ByteDFA, LanguageFacts, provide_builder, regex_to_byte_dfa
 from ...automata.determinize import number_canonically_from
 from ...gc_untrack import untrack_all
 from .chars import ANY_CHAR
@@ -25,9 +25,37 @@ _QUOTE = ord('"')
 _ENDS = ("}", '}"')          # how every pattern _SHAPE matches ends (a cheap first test)
 
 
+def counted_pattern(lo: int, hi: int | None) -> str:
+    """The pattern of JSON strings of ``lo`` to ``hi`` characters (None: no upper bound), in
+    the shape whose automaton this module builds."""
+    counts = f"{{{lo}}}" if lo == hi else f"{{{lo},}}" if hi is None else f"{{{lo},{hi}}}"
+    return f'"{ANY_CHAR}{counts}"'
+
+
 def counted_string_automaton(pattern: str) -> ByteDFA | None:
     """The DFA of ``pattern`` when it is ``CHAR{lo,hi}`` with optional quotes around it (as
     the converter writes counted strings and their chunks); None for any other pattern."""
+    shape = _shape(pattern)
+    return None if shape is None else _build(pattern, *shape)
+
+
+def counted_string_facts(pattern: str, max_states: int) -> LanguageFacts | None:
+    """What a counted string's language holds, known from its pattern (so a grammar builds
+    its automaton only when a lexer first reads it), where the automaton has at most
+    ``max_states`` states; None for other patterns."""
+    shape = _shape(pattern)
+    if shape is None:
+        return None
+    opening, lo, hi, closing = shape
+    full = max(lo, 1) if hi is None else hi
+    if 2 + opening + full * _char_states() > max_states:
+        return None
+    return LanguageFacts(texts=opening or closing or hi != 0,
+                         empty_text=not opening and not closing and lo == 0)
+
+
+def _shape(pattern: str) -> tuple[bool, int, int | None, bool] | None:
+    """(opening quote, lo, hi, closing quote) of a counted string's pattern, else None."""
     m = _SHAPE.fullmatch(pattern) if pattern.endswith(_ENDS) else None
     if m is None:
         return None
@@ -35,7 +63,12 @@ def counted_string_automaton(pattern: str) -> ByteDFA | None:
     hi = lo if m.group(3) is None else (None if not m.group(4) else int(m.group(4)))
     if hi is not None and hi < lo:
         return None
-    return _build(pattern, bool(m.group(1)), lo, hi, bool(m.group(5)))
+    return bool(m.group(1)), lo, hi, bool(m.group(5))
+
+
+@lru_cache(maxsize=1)
+def _char_states() -> int:
+    return regex_to_byte_dfa(ANY_CHAR).n_states
 
 
 @lru_cache(maxsize=512)
@@ -137,4 +170,5 @@ class _ChainFutures:
         return ("counted-v1", closing, j, max(lo - i, 0), None if hi is None else hi - i)
 
 
-provide_builder(counted_string_automaton)   # also where a counted string is one alternative
+# also where a counted string is one alternative of a union
+provide_builder(counted_string_automaton, counted_string_facts)

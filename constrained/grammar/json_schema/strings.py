@@ -15,6 +15,7 @@ from ...automata.finite import dfa_is_finite, dfa_texts
 
 from . import patterns
 from .chars import ANY_CHAR, ANY_STRING
+from .counted_strings import counted_pattern
 from .formats import format_body
 from .options import SchemaOptions
 
@@ -74,11 +75,9 @@ def string_language(schema: dict, ptr: str, opts: SchemaOptions,
     hi = _capped(lo, hi, ptr, opts, refuse)
     if lo == 0 and hi is None:
         return ANY_STRING, ()
-    if hi is None:
-        q = "+" if lo == 1 else f"{{{lo},}}"
-    else:
-        q = f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
-    return f'"{ANY_CHAR}{q}"', ()
+    if hi is None and lo == 1:
+        return f'"{ANY_CHAR}+"', ()
+    return counted_pattern(lo, hi), ()
 
 
 def _capped(lo: int, hi: int | None, ptr: str, opts: SchemaOptions, refuse: Refuse):
