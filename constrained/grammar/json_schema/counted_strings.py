@@ -3,8 +3,8 @@
 ``"(?:CHAR){lo,hi}"`` read through the regex pipeline costs a subset construction over every
 counted position (tens of milliseconds for ``maxLength: 64``). The same DFA is a chain of copies
 of the one-character DFA: finishing a character in copy ``i`` enters copy ``i + 1``, and the
-closing quote leaves any copy ``lo <= i <= hi``. Built with array operations, then minimized
-and numbered canonically, so it is exactly the DFA the regex pipeline would give.
+closing quote leaves any copy ``lo <= i <= hi``. Built with array operations, minimal by
+construction: numbered canonically it is exactly the DFA the regex pipeline gives.
 """
 from __future__ import annotations
 
@@ -124,14 +124,21 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
         trans[0, _QUOTE] = first
     start = 0 if opening else first
     # the chain is minimal already (copies differ in the characters left, a copy's states are
-    # the character DFA's, every state reaches acceptance): numbering it is enough
-    table, accepting, initial, origin = number_canonically_from(trans, acc, start)
+    # the character DFA's, every state reaches acceptance). With a closing quote and a last
+    # copy that does not loop, every state is reachable too: the table is used as laid out
+    # (numbering it canonically would cost a pass over every row and a second table); else
+    # numbering it drops the unreachable rows
+    if closing and not (hi is None and lo == 0):
+        table, accepting, initial = trans, acc, start
+        origin = np.arange(final + 1, dtype=np.int32)
+    else:
+        table, accepting, initial, origin = number_canonically_from(trans, acc, start)
     dfa = ByteDFA(table, accepting, initial, pattern)
     # the automaton is a function of its pattern: so is its cache key (digesting the pattern
     # costs nothing, reading the table's columns costs a pass over every copy); and every copy
     # reads the bytes as the first one does, so the byte classes come from the rows before
     # the second copy and those from ``top`` on
-    dfa.__dict__["key"] = hashlib.sha256(b"counted-v1|" + pattern.encode()).hexdigest()
+    dfa.__dict__["key"] = hashlib.sha256(b"counted-v2|" + pattern.encode()).hexdigest()
     rows = np.vstack([trans[:base + n * min(full, 1)], trans[top:]])
     classes = np.zeros(256, dtype=np.int32)
     class_columns(np.ascontiguousarray(rows), classes)
