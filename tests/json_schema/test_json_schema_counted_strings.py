@@ -83,8 +83,11 @@ def test_facts_from_the_pattern_are_the_automatons(lo, hi, opening, closing):
 
 
 def test_a_schemas_counted_strings_wait_for_a_lexer():
+    """In a process that has not built its automaton yet (one built before is read at once)."""
     from constrained import Grammar
+    from constrained.automata import byte_dfa
     from constrained.cfg.prepare import prepare_grammar
+    byte_dfa._build.cache_clear()
     grammar = Grammar.from_json_schema({"type": "object", "properties": {
         "name": {"type": "string", "maxLength": 40}}, "required": ["name"]})
     prepared = prepare_grammar(grammar)
