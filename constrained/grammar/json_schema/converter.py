@@ -17,7 +17,7 @@ from .chars import ANY_STRING, literal_string
 from .formats import format_body
 from .json_equality import enum_contains
 from .layout import Layout
-from .long_strings import chunked_string
+from .long_strings import NOT_STRINGS, bounds_past, chunked_string
 from .merge import ANNOTATIONS, for_validator, merge, type_set
 from .multiples import multiple_pattern
 from .numbers import NUMBER, bounds, integer_pattern, number_pattern, outside
@@ -40,7 +40,6 @@ _SCALAR_KEYWORDS = _SCALAR_ANNOTATIONS | {
     "type", "enum", "const", "minLength", "maxLength", "pattern", "format", "minimum",
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 _SCALAR_TYPES = frozenset({"null", "boolean", "number", "string", "integer"})
-_NOT_STRINGS = frozenset({"null", "boolean", "number", "integer"})
 # (options id, chunk_strings or None for a type that is no string, depth, schema text) ->
 # (piece,), for texts up to _MAX_SCALAR_TEXT characters
 _SCALAR_PIECES = LRUCache(4096)
@@ -263,7 +262,7 @@ class Converter:
         # only a string's piece depends on whether unbounded strings are chunked: a number's
         # is shared by both readings (and by a conversion done again with every string chunked)
         types = schema.get("type")
-        chunked = None if types.__class__ is str and types in _NOT_STRINGS else self.chunk_strings
+        chunked = None if types.__class__ is str and types in NOT_STRINGS else self.chunk_strings
         key = (self._options_id, chunked, depth, text)
         hit = _SCALAR_PIECES.get(key)
         if hit is not None:
@@ -484,8 +483,7 @@ class Converter:
         hi = s.get("maxLength")
         hi = None if hi is None else int(hi)
         limit = self.opts.max_string_length
-        if not (lo > limit or hi is not None and hi > max(limit, lo)
-                or hi is None and self.chunk_strings):
+        if not (bounds_past(lo, hi, limit) or hi is None and self.chunk_strings):
             return None
         fmt = s.get("format")
         if "pattern" in s or isinstance(fmt, str) and format_body(fmt) is not None:

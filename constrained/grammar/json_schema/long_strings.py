@@ -116,7 +116,14 @@ _PART_KEYWORDS = frozenset({"properties", "patternProperties", "items", "prefixI
                             "additionalProperties", "anyOf", "oneOf", "allOf"})
 _NAMED_PARTS = ("properties", "patternProperties")     # (subschemas by name)
 _UNIONS = ("anyOf", "oneOf")
-_NO_QUOTE_TYPES = frozenset({"null", "boolean", "number", "integer"})
+# the types whose texts hold no quote (no string inside)
+NOT_STRINGS = frozenset({"null", "boolean", "number", "integer"})
+
+
+def bounds_past(lo: int, hi: int | None, limit: int) -> bool:
+    """Whether string length bounds ``lo``..``hi`` (None: none) are past what one string
+    terminal counts (``limit``, max_string_length): such strings are written in chunks."""
+    return lo > limit or hi is not None and hi > max(limit, lo)
 
 
 def union_meets_long_string(schema, limit: int) -> bool:
@@ -157,7 +164,7 @@ def _long_bounds(s: dict, limit: int) -> bool:
     lo, hi = s.get("minLength", 0), s.get("maxLength")
     if not isinstance(lo, int) or not (hi is None or isinstance(hi, int) and hi >= lo):
         return False        # (bounds no string meets: no instance, nothing chunked)
-    return lo > limit or hi is not None and hi > limit
+    return bounds_past(lo, hi, limit)
 
 
 def _may_hold_quote(s) -> bool:
@@ -170,7 +177,7 @@ def _may_hold_quote(s) -> bool:
                                                     for v in values)
     t = s.get("type")
     if isinstance(t, str):
-        return t not in _NO_QUOTE_TYPES
+        return t not in NOT_STRINGS
     if isinstance(t, list):
-        return any(x not in _NO_QUOTE_TYPES for x in t)
+        return any(x not in NOT_STRINGS for x in t)
     return True
