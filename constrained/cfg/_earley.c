@@ -11,8 +11,8 @@
  *
  * closure(grammar, kernel, initial, interned) closes ``kernel`` (a list of (alternative, dot,
  * origin Column)) under the nullable step and completion; advance(grammar, col, terminals,
- * interned, initial) builds the kernel of ``col`` after one lexeme of any of ``terminals`` (None
- * when empty) and closes it. Both first look the kernel up in ``interned`` (a dict by kernel
+ * interned, initial[, keep]) builds the kernel of ``col`` after one lexeme of any of
+ * ``terminals`` (None when empty; with ``keep``, col's own items too) and closes it. Both first look the kernel up in ``interned`` (a dict by kernel
  * key, or None) and return the Column found there; otherwise they return (key, origins, items,
  * by_next, predicted, started, next_symbols): the key (sorted int64 (alternative, dot, origin
  * id) triples in bytes), the origins tuple, the packed items, a dict from each symbol after a dot
@@ -34,7 +34,7 @@ typedef struct {
     int32_t *alts, *alts_start;     /* the alternatives of symbol x: alts[alts_start[x]..[x+1]) */
 } Grammar;
 
-static PyObject *s_origins, *s_by_next, *s_static, *s_id;
+static PyObject *s_origins, *s_by_next, *s_static, *s_id, *s_dynamic, *s_packed;
 
 static void grammar_free(PyObject *capsule) {
     Grammar *g = PyCapsule_GetPointer(capsule, "constrained.earley.grammar");
@@ -585,13 +585,59 @@ done:
     return result;
 }
 
-/* advance(grammar, col, terminals, interned, initial): the kernel of ``col`` after one lexeme
- * of any of ``terminals`` (items of col expecting one, dot moved past it); None when empty,
- * else as intern_or_close. */
+/* Adds every item of Column ``col`` to ``w`` as a kernel item: its own items (origins through
+ * col.origins) and those it predicted (col.static._packed, origin col). -1 on error. */
+static int keep_items(Grammar *g, Work *w, PyObject *col) {
+    PyObject *dyn = PyObject_GetAttr(col, s_dynamic), *origins = NULL, *stat = NULL,
+             *packed = NULL;
+    int bad = !dyn;
+    if (!bad) {
+        origins = PyObject_GetAttr(col, s_origins);
+        bad = !origins;
+        if (origins && !PyTuple_Check(origins)) {
+            PyErr_SetString(PyExc_TypeError, "origins must be a tuple");
+            bad = 1;
+        }
+    }
+    if (!bad) {
+        stat = PyObject_GetAttr(col, s_static);
+        packed = stat ? PyObject_GetAttr(stat, s_packed) : NULL;
+        bad = !packed;
+    }
+    PyObject *parts[2] = {dyn, packed};
+    for (int p = 0; p < 2 && !bad; p++) {
+        const Item *its;
+        Py_ssize_t n_its;
+        bad = items_view(parts[p], &its, &n_its) < 0;
+        for (Py_ssize_t j = 0; j < n_its && !bad; j++) {
+            PyObject *origin = col;
+            if (p == 0 && its[j].k >= 0) {
+                if (its[j].k >= PyTuple_GET_SIZE(origins)) {
+                    PyErr_SetString(PyExc_ValueError, "item origin out of range");
+                    bad = 1;
+                    break;
+                }
+                origin = PyTuple_GET_ITEM(origins, its[j].k);
+            }
+            bad = work_add(g, w, its[j].a, (int64_t)its[j].d, origin) < 0;
+        }
+    }
+    Py_XDECREF(dyn);
+    Py_XDECREF(origins);
+    Py_XDECREF(stat);
+    Py_XDECREF(packed);
+    return bad ? -1 : 0;
+}
+
+/* advance(grammar, col, terminals, interned, initial[, keep]): the kernel of ``col`` after one
+ * lexeme of any of ``terminals`` (items of col expecting one, dot moved past it); None when
+ * empty, else as intern_or_close. With ``keep`` true (a lexeme ignored terminals also match),
+ * a kernel that is not empty also holds every item of ``col`` (the lexeme may be skipped). */
 static PyObject *advance(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *cap, *col, *terminals, *interned, *initial;
-    if (!PyArg_ParseTuple(args, "OOOOO", &cap, &col, &terminals, &interned, &initial))
+    int keep = 0;
+    if (!PyArg_ParseTuple(args, "OOOOO|p", &cap, &col, &terminals, &interned, &initial, &keep))
         return NULL;
     Grammar *g = PyCapsule_GetPointer(cap, "constrained.earley.grammar");
     if (!g) return NULL;
@@ -609,7 +655,7 @@ static PyObject *advance(PyObject *self, PyObject *args) {
     if (!w.set.n) {
         result = Py_None;
         Py_INCREF(result);
-    } else
+    } else if (!keep || keep_items(g, &w, col) == 0)
         result = intern_or_close(g, &w, interned, initial);
 done:
     Py_XDECREF(t);
@@ -710,7 +756,8 @@ static PyMethodDef methods[] = {
     {"predictions", predictions, METH_VARARGS,
      "predictions(grammar, roots) -> (items, by_next, expected, complete)"},
     {"advance", advance, METH_VARARGS,
-     "advance(grammar, col, terminals, interned, initial) -> None | Column | closed kernel"},
+     "advance(grammar, col, terminals, interned, initial[, keep]) -> None | Column | closed "
+     "kernel"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_earley",
@@ -722,6 +769,8 @@ PyMODINIT_FUNC PyInit__earley(void) {
     s_by_next = PyUnicode_InternFromString("by_next");
     s_static = PyUnicode_InternFromString("static");
     s_id = PyUnicode_InternFromString("id");
-    if (!s_origins || !s_by_next || !s_static || !s_id) return NULL;
+    s_dynamic = PyUnicode_InternFromString("dynamic");
+    s_packed = PyUnicode_InternFromString("_packed");
+    if (!s_origins || !s_by_next || !s_static || !s_id || !s_dynamic || !s_packed) return NULL;
     return PyModule_Create(&module);
 }

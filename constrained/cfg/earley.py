@@ -262,17 +262,11 @@ class EarleyParser:
     def _advance_ignorable(self, col: Column, terminals: frozenset) -> Column | None:
         """A lexeme that ignored terminals match leaves ``col`` as it is, besides advancing it
         over the expected ones."""
-        origins = col.origins
-        kernel = set()
-        for t in terminals:
-            for a, d, k in col.expecting(t):
-                kernel.add((a, d + 1, col if k < 0 else origins[k]))
-        if not kernel:
+        got = _c_advance(self._c_grammar, col, terminals, self._interned, self.initial, True)
+        if got is None:
             if self.grammar.bounded_ignore and terminals <= self.grammar.bounded_ignore:
                 return self._after_run(col)
             return self._run_base.get(col.id) or col
-        kernel.update(col.kernel_items())
-        got = _c_closure(self._c_grammar, list(kernel), self.initial, self._interned)
         return got if got.__class__ is Column else self._intern(got)
 
 

@@ -69,3 +69,20 @@ def test_single_character_ignores_are_not_runs():
     g = Grammar.from_lark('start: "a" "b"\n%ignore " "\n', max_ignored_whitespace=1)
     m = compile_grammar(g, VOCAB).matcher()
     assert m.accept_bytes(b"a    b   ") and m.is_accepting()
+
+
+def test_a_lexeme_both_expected_and_ignored_may_be_either():
+    # after "a", a space is the expected SP of the first alternative and ignorable before the
+    # "c" of the second: the column after it holds both
+    text = 'start: "a" SP "b" | "a" "c"\nSP: " "\n%ignore SP\n'
+    cg = compile_grammar(Grammar.from_lark(text), VOCAB)
+    m = cg.matcher()
+    assert m.accept_bytes(b"a ")
+    allowed = _allowed(m)
+    assert allowed[ord("b")] and allowed[ord("c")] and allowed[ord(" ")]
+    assert not allowed[ord("a")] and not allowed[EOS]
+    for good in (b"a b", b"a c", b"ac", b"a  b", b" a c"):
+        m = cg.matcher()
+        assert m.accept_bytes(good) and m.is_accepting(), good
+    m = cg.matcher()
+    assert not m.accept_bytes(b"ab")
