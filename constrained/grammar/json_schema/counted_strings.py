@@ -103,10 +103,17 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
         np.copyto(out, -1, where=dead[rows])
 
     if full:
+        # every copy at once: a copy's rows relative to its first state, a finished character
+        # entering the next copy and dead bytes far below zero (still negative once offset)
+        rel = local.copy()
+        rel[finish] = n + q0
+        rel[dead] = -(1 << 30)
         offs = (base + n * np.arange(full, dtype=np.int32)).reshape(full, 1, 1)
-        after = offs + n + q0                           # copy i's character ends in copy i+1
-        after[-1] = base + q0 if hi is None and lo == 0 else top  # {0,}: copy 0 loops
-        place(trans[base:top].reshape(full, n, 256), slice(None), offs, after)
+        body = trans[base:top].reshape(full, n, 256)
+        np.add(rel, offs, out=body)
+        np.maximum(body, -1, out=body)
+        # but the last copy's character ends after the last copy ({0,}: copy 0 loops)
+        np.copyto(body[-1], base + q0 if hi is None and lo == 0 else top, where=finish)
     if hi is None and lo == 0:
         ends = [base + q0]
     elif hi is None:
