@@ -122,6 +122,19 @@ class KeyIndex:
         # the same by text: (unfinished escape, ids) pairs (a text has few)
         self._head_partials = _by_text(self.head_partial)
         self._partial_tails = _by_text(self.partial_tail)
+        # the tails by way of opening, and every prefix of a text the head or tail tables
+        # hold: a lookup along a key's prefixes stops at the first prefix of none
+        self._tails_by: dict = defaultdict(dict)
+        self._partial_tails_by: dict = defaultdict(dict)
+        self._tail_prefixes: dict = defaultdict(set)
+        for table, by in ((self.tail, self._tails_by), (self._partial_tails,
+                                                         self._partial_tails_by)):
+            for (inside, opener, text), found in table.items():
+                by[(inside, opener)][text] = found
+                self._tail_prefixes[(inside, opener)].update(_prefixes(text))
+        self._head_prefixes = set()
+        for text in (*self.head_open, *self._head_partials):
+            self._head_prefixes.update(_prefixes(text))
         # per context: what each token ``new_keys`` may list after a separator writes of a
         # key (None: it must always be checked), those tokens as one id array, and those
         # always checked
@@ -170,8 +183,11 @@ class KeyIndex:
         ids = self.head_close.get(rest)
         if ids is not None:
             out.append(ids)
+        prefixes = self._head_prefixes
         for i in range(len(rest) + 1):
             piece = rest[:i]
+            if i and piece not in prefixes:
+                break
             ids = self.head_open.get(piece)
             if ids is not None:
                 out.append(ids)
@@ -238,13 +254,19 @@ class KeyIndex:
         ids = self.inner.get((inside, opener, key))
         if ids is not None:
             out.append(ids)
+        way = (inside, opener)
+        tails, partial_tails = self._tails_by.get(way, {}), self._partial_tails_by.get(way, {})
+        prefixes = self._tail_prefixes.get(way, ())
         for i in range(len(key) + 1):
-            partials = self._partial_tails.get((inside, opener, key[:i]))
+            piece = key[:i]
+            if i and piece not in prefixes:
+                break
+            partials = partial_tails.get(piece)
             if partials is not None:
                 escapes = escape_prefixes(key[i:])
                 out += [ids for esc, ids in partials if esc in escapes]
             if i:
-                ids = self.tail.get((inside, opener, key[:i]))
+                ids = tails.get(piece)
                 if ids is not None:
                     out.append(ids)
         return tuple(a for a in out if len(a))
@@ -263,6 +285,11 @@ def _by_text(table: dict) -> dict:
     for (*text, esc), ids in table.items():
         out[text[0] if len(text) == 1 else tuple(text)].append((esc, ids))
     return {k: tuple(v) for k, v in out.items()}
+
+
+def _prefixes(text: bytes) -> list[bytes]:
+    """The non-empty prefixes of ``text`` (itself included)."""
+    return [text[:i] for i in range(1, len(text) + 1)]
 
 
 def _freeze(table: dict) -> dict:
