@@ -81,6 +81,31 @@ def bitmask_row(bitmask, index: int, words: int) -> np.ndarray:
     return row
 
 
+_INT32 = np.dtype(np.int32)
+
+
+def write_row(bitmask, index: int, words: int, mask: np.ndarray) -> None:
+    """Write ``mask`` (``words`` int32 words) into the row ``bitmask_row`` gives, zeroing any
+    words past it. A numpy int32 row of exactly ``words`` (1-D, or a row of a 2-D array) is
+    written at once; anything else goes through bitmask_row's checks."""
+    if type(bitmask) is np.ndarray and bitmask.dtype is _INT32:
+        shape = bitmask.shape
+        try:
+            if shape == (words,):
+                bitmask[:] = mask
+                return
+            if (len(shape) == 2 and shape[1] == words and type(index) is int
+                    and 0 <= index < shape[0]):
+                bitmask[index] = mask
+                return
+        except ValueError:      # read-only: reported below
+            pass
+    row = bitmask_row(bitmask, index, words)
+    row[:words] = mask
+    if row.shape[0] > words:
+        row[words:] = 0
+
+
 def int_arg(value, what: str) -> int:
     """``value`` as an int (a token id, a step count); MatcherError naming ``what`` for
     anything that is not an integer."""

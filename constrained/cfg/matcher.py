@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bitmask import allowed_token_ids, bitmask_row, bytes_arg, int_arg
+from ..bitmask import allowed_token_ids, bytes_arg, int_arg, write_row
 from ..matching import GrammarMatcher
 from ..errors import DeadEndError, MatcherError
 from ..vocabulary import special_spelling
@@ -38,11 +38,7 @@ class CFGMatcher(GrammarMatcher):
         return mask
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
-        words = self.compiled.words
-        row = bitmask_row(bitmask, index, words)
-        row[:words] = self._current_mask()
-        if row.shape[0] > words:
-            row[words:] = 0
+        write_row(bitmask, index, self.compiled.words, self._current_mask())
         return True
 
     def allowed_token_ids(self) -> np.ndarray:

@@ -5,7 +5,7 @@ from ..errors import MatcherError
 
 import numpy as np
 
-from ..bitmask import allowed_token_ids, bitmask_row, bytes_arg, int_arg
+from ..bitmask import allowed_token_ids, bytes_arg, int_arg, write_row
 from ..matching import GrammarMatcher
 from .compiled import CompiledRegex
 
@@ -37,11 +37,7 @@ class RegexMatcher(GrammarMatcher):
         return self.compiled.state_mask(state)
 
     def fill_next_token_bitmask(self, bitmask, index: int = 0) -> bool:
-        words = self.compiled.words
-        row = bitmask_row(bitmask, index, words)
-        row[:words] = self._current_mask()
-        if row.shape[0] > words:
-            row[words:] = 0
+        write_row(bitmask, index, self.compiled.words, self._current_mask())
         return True
 
     def allowed_token_ids(self) -> np.ndarray:
