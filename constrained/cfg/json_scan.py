@@ -15,7 +15,6 @@ Strings compare by their decoded value (``"a"`` and ``"\\u0061"`` are the same k
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 
 from ..gc_untrack import untrack_all
 
@@ -84,46 +83,35 @@ def decoded_prefix(raw: bytes) -> tuple[bytes, bytes]:
     return bytes(out), b""
 
 
-def escape_prefixes(rest: bytes) -> frozenset[bytes]:
-    """The unfinished escapes that may begin a spelling of the first character of the
-    decoded bytes ``rest`` (a backslash, ``\\u``, hex digits in either case, a high
-    surrogate awaiting its low one). Empty when ``rest`` starts inside a character."""
+def escape_begins(esc: bytes, rest: bytes) -> bool:
+    """Whether the unfinished escape ``esc`` (a backslash, ``\\u``, hex digits in either case,
+    a high surrogate awaiting its low one) may begin a spelling of the first character of the
+    decoded bytes ``rest``; never when ``rest`` starts inside a character."""
     try:
         ch = rest[:4].decode("utf-8", "surrogatepass")[:1]
     except UnicodeDecodeError as e:
         ch = rest[:e.start].decode("utf-8", "surrogatepass")[:1]
-    return _escape_prefixes(ch)
-
-
-@lru_cache(maxsize=4096)
-def _escape_prefixes(ch: str) -> frozenset[bytes]:
-    if not ch:
-        return frozenset()
-    cp = ord(ch)
-    out = {b"\\", b"\\u"}
-    if cp < 0x10000:
-        digits = f"{cp:04x}"
-        out |= {b"\\u" + p for p in _hex_prefixes(digits)}
-        if 0xD800 <= cp < 0xDC00:
-            out |= {b"\\u" + p for p in _case_variants(digits)}
-        return frozenset(out)
-    hi, lo = f"{0xD800 + ((cp - 0x10000) >> 10):04x}", f"{0xDC00 + ((cp - 0x10000) & 0x3FF):04x}"
-    his = [b"\\u" + p for p in _case_variants(hi)]
-    out |= {b"\\u" + p for p in _hex_prefixes(hi)}
-    out |= set(his) | {h + b"\\" for h in his}
-    out |= {h + b"\\u" + p for h in his for p in _hex_prefixes(lo)}
-    return frozenset(out)
-
-
-def _case_variants(digits: str) -> list[bytes]:
-    out = [b""]
-    for d in digits:
-        out = [p + v.encode() for p in out for v in {d, d.upper()}]
-    return out
-
-
-def _hex_prefixes(digits: str) -> list[bytes]:
-    return [p for j in range(4) for p in _case_variants(digits[:j])]
+    if not ch or esc[:1] != b"\\":
+        return False
+    if len(esc) == 1 or esc == b"\\u":
+        return True
+    if esc[1:2] != b"u":
+        return False
+    cp, tail = ord(ch), esc[2:]
+    if cp < 0x10000:            # \\uXXXX unfinished, or a whole high surrogate
+        code = b"%04x" % cp
+        digits = tail.lower()
+        return (len(digits) <= 3 and code.startswith(digits)) or (
+            digits == code and 0xD800 <= cp < 0xDC00)
+    high = b"%04x" % (0xD800 + ((cp - 0x10000) >> 10))
+    low = b"%04x" % (0xDC00 + ((cp - 0x10000) & 0x3FF))
+    if len(tail) <= 3:
+        return high.startswith(tail.lower())
+    if tail[:4].lower() != high:
+        return False
+    after = tail[4:]            # then the low surrogate's escape, unfinished
+    return after in (b"", b"\\", b"\\u") or (
+        after[:2] == b"\\u" and len(after) <= 5 and low.startswith(after[2:].lower()))
 
 
 def scan(state: tuple, data: bytes, distinct_arrays=()) -> tuple | None:

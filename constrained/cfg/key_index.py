@@ -39,7 +39,7 @@ from ..lru import LRUCache
 from ..vocabulary import Vocabulary
 from ._walks import exact_tokens
 from ..gc_untrack import untrack_all
-from .json_scan import decoded_prefix, escape_prefixes
+from .json_scan import decoded_prefix, escape_begins
 from .token_tables import preorder_trie
 
 
@@ -193,8 +193,7 @@ class KeyIndex:
                 out.append(ids)
             partials = self._head_partials.get(piece)
             if partials is not None:
-                escapes = escape_prefixes(rest[i:])
-                out += [ids for esc, ids in partials if esc in escapes]
+                out += [ids for esc, ids in partials if escape_begins(esc, rest[i:])]
         for spelled in exact_tokens(*self._trie_arrays, rest):
             if spelled:
                 out.append(np.frombuffer(spelled, dtype=np.int32))
@@ -263,8 +262,7 @@ class KeyIndex:
                 break
             partials = partial_tails.get(piece)
             if partials is not None:
-                escapes = escape_prefixes(key[i:])
-                out += [ids for esc, ids in partials if esc in escapes]
+                out += [ids for esc, ids in partials if escape_begins(esc, key[i:])]
             if i:
                 ids = tails.get(piece)
                 if ids is not None:

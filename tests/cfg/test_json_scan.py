@@ -6,7 +6,7 @@ import json
 import pytest
 
 from constrained.cfg.json_scan import (AFTER, INITIAL, KEY, KEY_NEXT, STRING, VALUE, Items,
-                                       decode_key, decoded_prefix, escape_prefixes, scan)
+                                       decode_key, decoded_prefix, escape_begins, scan)
 from constrained.cfg.key_index import KeyIndex
 from constrained.vocabulary import Vocabulary
 
@@ -30,18 +30,38 @@ def test_decoded_prefix(raw, decoded, pending):
         assert decode_key(raw) == json.loads(b'"' + raw + b'"').encode("utf-8")
 
 
-def test_escape_prefixes_cover_every_spelling():
-    """Each unfinished prefix of every escape spelling of a character is listed."""
-    for ch in ["é", "a", "\n", "😀", '"']:
-        units = ch.encode("utf-16-be")
-        hexes = [units[i:i + 2].hex() for i in range(0, len(units), 2)]
-        for upper in (False, True):
-            spelling = "".join("\\u" + (h.upper() if upper else h) for h in hexes).encode()
-            for cut in range(1, len(spelling)):
-                prefix = spelling[:cut]
-                if decoded_prefix(prefix)[1]:       # unfinished: must be listed
-                    assert prefix in escape_prefixes(ch.encode()), (ch, prefix)
-    assert escape_prefixes("é".encode()[1:]) == frozenset()
+def _spellings(ch: str) -> list[bytes]:
+    """Every escape spelling of ``ch`` (hex digits in any case)."""
+    units = ch.encode("utf-16-be", "surrogatepass")
+    spellings = [b""]
+    for i in range(0, len(units), 2):
+        code = units[i:i + 2].hex()
+        cased = [""]
+        for d in code:
+            cased = [c + v for c in cased for v in {d, d.upper()}]
+        spellings = [s + b"\\u" + c.encode() for s in spellings for c in cased]
+    return spellings
+
+
+def _unfinished_spellings(ch: str) -> set[bytes]:
+    """Every unfinished prefix of every escape spelling of ``ch``."""
+    return {s[:cut] for s in _spellings(ch) for cut in range(1, len(s) + 1)
+            if decoded_prefix(s[:cut])[1]}
+
+
+def test_escape_begins_exactly_the_unfinished_spellings():
+    """An escape begins a character iff it is an unfinished prefix of one of its spellings
+    (checked against every such prefix of several characters, each tried on every one)."""
+    chars = ["é", "a", "\n", "😀", '"', "\ud83d", "\udbff", "\uffff", "\U0010FFFF", "Ā"]
+    known = {ch: _unfinished_spellings(ch) for ch in chars}
+    finished = {s for ch in chars for s in _spellings(ch)} - set().union(*known.values())
+    candidates = set().union(*known.values(), finished) | {b"\\U", b"\\x", b"\\ud83d\\U",
+                                                           b"u", b""}
+    for ch in chars:
+        rest = ch.encode("utf-8", "surrogatepass") + b"xyz"
+        for esc in candidates:
+            assert escape_begins(esc, rest) == (esc in known[ch]), (ch, esc)
+    assert not escape_begins(b"\\", "é".encode()[1:])     # inside a character
 
 
 def test_scan_tracks_keys_per_object_and_items_of_distinct_arrays():
