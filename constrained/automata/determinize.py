@@ -47,8 +47,7 @@ def union_tables(tables: list[tuple[np.ndarray, np.ndarray, int]], classes: list
                         max_states, _check)
     if got is None:
         raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
-    trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
-    return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
+    return _read_only_table(got)
 
 
 def _subsets(*nfa_arrays, max_states: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -57,8 +56,14 @@ def _subsets(*nfa_arrays, max_states: int) -> tuple[np.ndarray, np.ndarray, int]
     got = subset_construction(*nfa_arrays, max_states, _check)
     if got is None:
         raise LimitExceededError(f"regex DFA exceeds max_states={max_states} states")
-    trans = np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256).copy()
-    return trans, np.frombuffer(got[1], dtype=bool).copy(), 0
+    return _read_only_table(got)
+
+
+def _read_only_table(got: tuple[bytes, bytes]) -> tuple[np.ndarray, np.ndarray, int]:
+    """(transitions, accepting, initial 0) read in place from the C construction's bytes (the
+    tables are only read: minimizing writes a new one)."""
+    return (np.frombuffer(got[0], dtype=np.int32).reshape(-1, 256),
+            np.frombuffer(got[1], dtype=bool), 0)
 
 
 def _check() -> None:
