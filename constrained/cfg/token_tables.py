@@ -77,7 +77,8 @@ SLICE_CHARS = 32
 _PREORDER: "weakref.WeakKeyDictionary[Vocabulary, PreorderTrie]" = weakref.WeakKeyDictionary()
 
 
-_PREORDER_FIELDS = ("node_byte", "depth", "skip", "lo", "hi", "own", "token_ids")
+_PREORDER_FIELDS = ("node_byte", "depth", "skip", "lo", "hi", "own", "token_ids", "ends",
+                    "clean")
 
 
 def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
@@ -85,18 +86,16 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
     kept in the disk cache: a new process loads it instead of sorting the trie again)."""
     pre = _PREORDER.get(vocab)
     if pre is None:
-        name = cache_name("preorder", "v1", vocab.hash)
+        name = cache_name("preorder", "v2", vocab.hash)
         arrays = _load_preorder(vocab, name) if disk_cache else None
         if arrays is None:
             arrays = _preorder_arrays(vocab, disk_cache)
             if disk_cache:
                 save_arrays(name, arrays)
-        node_byte, skip = arrays["node_byte"], arrays["skip"]
+        node_byte, skip, clean = arrays["node_byte"], arrays["skip"], arrays["clean"]
         sub = np.zeros((len(node_byte), 4), dtype=np.uint64)
         rest = np.zeros(len(node_byte), dtype=np.uint8)
         _walks.subtree_bytes(node_byte, skip, sub, rest)
-        clean = np.zeros(len(node_byte), dtype=np.uint8)
-        _walks.clean_bits(node_byte, skip, _TEXT.transitions, clean)
         depth = arrays["depth"]
         words = bitmask_words(vocab.size)
         slices_name = cache_name("textslices", f"v1-{SLICE_CHARS}", vocab.hash)
@@ -108,7 +107,7 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
         slice_chars, text_slice = slices
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
                            arrays["token_ids"], sub, clean, slice_chars, text_slice,
-                           rest, _ends(arrays), max(1, int(depth.max(initial=0))), words,
+                           rest, arrays["ends"], max(1, int(depth.max(initial=0))), words,
                            vocab.hash)
         _PREORDER[vocab] = pre
     return pre
@@ -167,11 +166,16 @@ def _preorder_arrays(vocab: Vocabulary, disk_cache: bool) -> dict[str, np.ndarra
     words = bitmask_words(vocab.size)
     if len(token_ids) and not 0 <= int(token_ids.min()) <= int(token_ids.max()) < words * 32:
         raise ValueError("token ids outside the vocabulary size")
-    return {"node_byte": spans.node_byte[order].astype(np.uint8),
-            "depth": spans.depth[order].astype(np.int16),
-            "skip": np.searchsorted(lo, hi, side="left").astype(np.int32),
-            "lo": lo.astype(np.int32), "hi": hi.astype(np.int32), "own": own.astype(np.int32),
-            "token_ids": token_ids}
+    arrays = {"node_byte": spans.node_byte[order].astype(np.uint8),
+              "depth": spans.depth[order].astype(np.int16),
+              "skip": np.searchsorted(lo, hi, side="left").astype(np.int32),
+              "lo": lo.astype(np.int32), "hi": hi.astype(np.int32),
+              "own": own.astype(np.int32), "token_ids": token_ids}
+    # what walks read per node, kept with the trie (a new process reads it, not computes it)
+    arrays["ends"] = _ends(arrays)
+    arrays["clean"] = np.zeros(len(arrays["node_byte"]), dtype=np.uint8)
+    _walks.clean_bits(arrays["node_byte"], arrays["skip"], _TEXT.transitions, arrays["clean"])
+    return arrays
 
 
 def _load_preorder(vocab: Vocabulary, name: str) -> dict[str, np.ndarray] | None:
@@ -180,7 +184,8 @@ def _load_preorder(vocab: Vocabulary, name: str) -> dict[str, np.ndarray] | None
         return None
     n = len(data["node_byte"])
     dtypes = {"node_byte": np.uint8, "depth": np.int16, "skip": np.int32, "lo": np.int32,
-              "hi": np.int32, "own": np.int32, "token_ids": np.int32}
+              "hi": np.int32, "own": np.int32, "token_ids": np.int32, "ends": np.int32,
+              "clean": np.uint8}
     ok = (all(len(data[f]) == n and data[f].dtype == dtypes[f]
               for f in _PREORDER_FIELDS if f != "token_ids")
           and data["token_ids"].dtype == np.int32
@@ -189,6 +194,8 @@ def _load_preorder(vocab: Vocabulary, name: str) -> dict[str, np.ndarray] | None
     if ok and len(data["token_ids"]):
         ids = data["token_ids"]
         ok = 0 <= int(ids.min()) and int(ids.max()) < vocab.n_tokens
+    if ok and n:        # (a token id the walks write into a bitmask)
+        ok = -2 <= int(data["ends"].min()) and int(data["ends"].max()) < vocab.n_tokens
     return {f: data[f] for f in _PREORDER_FIELDS} if ok else None
 
 

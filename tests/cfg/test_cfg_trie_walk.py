@@ -291,6 +291,26 @@ def test_text_slices_round_trip_through_the_disk_cache(tmp_path, monkeypatch, ll
     assert token_tables._load_slices("slices-test", trie.n_nodes + 1, trie.words) is None
 
 
+def test_preorder_trie_round_trips_through_the_disk_cache(tmp_path, monkeypatch, llama3_vocab):
+    """The arrays saved with the trie (the walks' per-node token ends and text bits among them)
+    load as computed, and a file with an end outside the vocabulary is refused."""
+    from constrained.automata.disk_cache import save_arrays
+    monkeypatch.setenv("CONSTRAINED_CACHE_DIR", str(tmp_path))
+    trie = preorder_trie(llama3_vocab)
+    arrays = token_tables._preorder_arrays(llama3_vocab, False)
+    assert np.array_equal(arrays["ends"], trie.ends) and np.array_equal(arrays["clean"], trie.clean)
+    assert np.array_equal(arrays["ends"], token_tables._ends(arrays))
+    save_arrays("preorder-test", arrays)
+    loaded = token_tables._load_preorder(llama3_vocab, "preorder-test")
+    assert all(np.array_equal(loaded[f], arrays[f]) for f in arrays)
+    bad = dict(arrays, ends=arrays["ends"].copy())
+    bad["ends"][5] = llama3_vocab.n_tokens
+    save_arrays("preorder-bad", bad)
+    assert token_tables._load_preorder(llama3_vocab, "preorder-bad") is None
+    save_arrays("preorder-short", {f: a for f, a in arrays.items() if f != "clean"})
+    assert token_tables._load_preorder(llama3_vocab, "preorder-short") is None
+
+
 @pytest.mark.parametrize("schema, text", [
     ({"type": "string", "minLength": 3, "maxLength": 7}, '"aé€\\"b'),
     ({"type": "string", "pattern": "^[a-z]{2,9}$"}, '"abcdefg'),
