@@ -108,12 +108,6 @@ class Column:
         """Items of this column whose next symbol is ``sym`` (origins index ``origins``)."""
         return _unpack(self.by_next.get(sym, b"") + self.static.by_next.get(sym, b""))
 
-    def kernel_items(self) -> list[tuple]:
-        """Every item as ``(alternative, dot, origin Column)``."""
-        origins = self.origins
-        return [(a, d, origins[k]) for a, d, k in _unpack(self.dynamic)] + \
-            [(a, d, self) for a, d, _ in self.static.items]
-
     def __repr__(self) -> str:
         return (f"Column(id={self.id}, items={len(self.dynamic) // 12 + len(self.static.items)}, "
                 f"complete={self.complete})")
