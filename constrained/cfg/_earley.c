@@ -363,36 +363,44 @@ static int work_add(Grammar *g, Work *w, int32_t a, int64_t d, PyObject *origin)
     return push(&w->set, &w->agenda, a, (int32_t)d, (int32_t)k);
 }
 
+/* The origins tuple of Column ``col`` (a new reference), or NULL with an error set. */
+static PyObject *origins_of(PyObject *col) {
+    PyObject *origins = PyObject_GetAttr(col, s_origins);
+    if (origins && !PyTuple_Check(origins)) {
+        Py_DECREF(origins);
+        PyErr_SetString(PyExc_TypeError, "origins must be a tuple");
+        return NULL;
+    }
+    return origins;
+}
+
+/* Adds the packed ``items`` of Column ``col`` to ``w`` as kernel items, dots moved by ``shift``
+ * and origins resolved through ``origins``, col's (k = -1: col itself). -1 on error. */
+static int add_items(Grammar *g, Work *w, PyObject *col, PyObject *origins, PyObject *items,
+                     int shift) {
+    const Item *its;
+    Py_ssize_t n_its;
+    if (items_view(items, &its, &n_its) < 0) return -1;
+    for (Py_ssize_t j = 0; j < n_its; j++) {
+        if (its[j].k >= PyTuple_GET_SIZE(origins)) {
+            PyErr_SetString(PyExc_ValueError, "item origin out of range");
+            return -1;
+        }
+        PyObject *origin = its[j].k < 0 ? col : PyTuple_GET_ITEM(origins, its[j].k);
+        if (work_add(g, w, its[j].a, (int64_t)its[j].d + shift, origin) < 0) return -1;
+    }
+    return 0;
+}
+
 /* Adds to ``w`` every item of Column ``col`` whose next symbol is ``sym``, the dot moved past
- * it: the scan of a lexeme and the completion of a nonterminal are the same step. Origins are
- * resolved through col.origins (k = -1: col itself). -1 on error. */
+ * it: the scan of a lexeme and the completion of a nonterminal are the same step. -1 on
+ * error. */
 static int scan(Grammar *g, Work *w, PyObject *col, PyObject *sym) {
     PyObject *dyn, *sta, *origins = NULL;
     int bad = expecting(col, sym, &dyn, &sta) < 0;
-    if (!bad) {
-        origins = PyObject_GetAttr(col, s_origins);
-        bad = !origins;
-        if (origins && !PyTuple_Check(origins)) {
-            PyErr_SetString(PyExc_TypeError, "origins must be a tuple");
-            bad = 1;
-        }
-    }
-    PyObject *parts[2] = {dyn, sta};
-    for (int p = 0; p < 2 && !bad; p++) {
-        const Item *its;
-        Py_ssize_t n_its;
-        if (!parts[p]) continue;
-        bad = items_view(parts[p], &its, &n_its) < 0;
-        for (Py_ssize_t j = 0; j < n_its && !bad; j++) {
-            if (its[j].k >= PyTuple_GET_SIZE(origins)) {
-                PyErr_SetString(PyExc_ValueError, "item origin out of range");
-                bad = 1;
-                break;
-            }
-            PyObject *origin = its[j].k < 0 ? col : PyTuple_GET_ITEM(origins, its[j].k);
-            bad = work_add(g, w, its[j].a, (int64_t)its[j].d + 1, origin) < 0;
-        }
-    }
+    if (!bad) bad = !(origins = origins_of(col));
+    if (!bad && dyn) bad = add_items(g, w, col, origins, dyn, 1) < 0;
+    if (!bad && sta) bad = add_items(g, w, col, origins, sta, 1) < 0;
     Py_XDECREF(dyn);
     Py_XDECREF(sta);
     Py_XDECREF(origins);
@@ -585,43 +593,19 @@ done:
     return result;
 }
 
-/* Adds every item of Column ``col`` to ``w`` as a kernel item: its own items (origins through
- * col.origins) and those it predicted (col.static._packed, origin col). -1 on error. */
+/* Adds every item of Column ``col`` to ``w`` as a kernel item: its own items and those it
+ * predicted (col.static._packed). -1 on error. */
 static int keep_items(Grammar *g, Work *w, PyObject *col) {
     PyObject *dyn = PyObject_GetAttr(col, s_dynamic), *origins = NULL, *stat = NULL,
              *packed = NULL;
-    int bad = !dyn;
-    if (!bad) {
-        origins = PyObject_GetAttr(col, s_origins);
-        bad = !origins;
-        if (origins && !PyTuple_Check(origins)) {
-            PyErr_SetString(PyExc_TypeError, "origins must be a tuple");
-            bad = 1;
-        }
-    }
+    int bad = !dyn || !(origins = origins_of(col));
     if (!bad) {
         stat = PyObject_GetAttr(col, s_static);
         packed = stat ? PyObject_GetAttr(stat, s_packed) : NULL;
         bad = !packed;
     }
-    PyObject *parts[2] = {dyn, packed};
-    for (int p = 0; p < 2 && !bad; p++) {
-        const Item *its;
-        Py_ssize_t n_its;
-        bad = items_view(parts[p], &its, &n_its) < 0;
-        for (Py_ssize_t j = 0; j < n_its && !bad; j++) {
-            PyObject *origin = col;
-            if (p == 0 && its[j].k >= 0) {
-                if (its[j].k >= PyTuple_GET_SIZE(origins)) {
-                    PyErr_SetString(PyExc_ValueError, "item origin out of range");
-                    bad = 1;
-                    break;
-                }
-                origin = PyTuple_GET_ITEM(origins, its[j].k);
-            }
-            bad = work_add(g, w, its[j].a, (int64_t)its[j].d, origin) < 0;
-        }
-    }
+    if (!bad) bad = add_items(g, w, col, origins, dyn, 0) < 0;
+    if (!bad) bad = add_items(g, w, col, origins, packed, 0) < 0;
     Py_XDECREF(dyn);
     Py_XDECREF(origins);
     Py_XDECREF(stat);
