@@ -16,8 +16,8 @@
  *     the next lexeme starts at that byte, for every token below the node;
  *   - dead otherwise: its tokens are not viable.
  * Two shortcuts take every token below a node as ok without visiting it: the subtree's bytes
- * (``sub``: a 256-bit set per node) all loop on the current lexer state; or the subtree is
- * text of a reference automaton (``text``: JSON string characters, UTF-8 included; ``clean``:
+ * (a 256-bit set per node, ``sub_sets[sub_id[node]]``) all loop on the current lexer state; or
+ * the subtree is text of a reference automaton (``text``: JSON string characters, UTF-8 included; ``clean``:
  * the nodes whose subtrees it reads from ``text_start``) and the lexer state simulates it
  * (checked once per lexer state, remembered in ``sim``).
  * A walk of the whole trie into words also uses text slices: when the start state survives
@@ -45,7 +45,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-enum { N_BUF = 22 };
+enum { N_BUF = 23 };
 
 /* A lexer's transitions per byte class: the state after byte b in state s is
  * t[s * width + cls[b]] (-1 dead). */
@@ -310,23 +310,23 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     PyObject *objs[N_BUF];
     long long start, max_depth;
     long long text_start;
-    /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth,
+    /* trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub_id, max_depth,
        roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars,
-       cap, rest, text_cross, byte_class, ends */
+       cap, rest, text_cross, byte_class, ends, sub_sets */
     long long cap;
-    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOOOO", &objs[0], &objs[1], &start,
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOOOLOOOLOOOOOLOOOOO", &objs[0], &objs[1], &start,
                           &objs[2], &objs[3], &objs[4], &objs[5], &objs[6], &objs[7], &objs[8],
                           &objs[9], &max_depth, &objs[10], &objs[11], &objs[12], &text_start,
                           &objs[13], &objs[14], &objs[15], &objs[16], &objs[17], &cap,
-                          &objs[18], &objs[19], &objs[20], &objs[21]))
+                          &objs[18], &objs[19], &objs[20], &objs[21], &objs[22]))
         return NULL;
-    static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 8, 4, 4, 4, 1, 1, 4, 1,
-                                            2, 1, 4, 4, 4};
+    static const Py_ssize_t sizes[N_BUF] = {4, 4, 1, 2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1, 1, 4, 1,
+                                            2, 1, 4, 4, 4, 8};
     static const char *names[N_BUF] = {"trans", "cross", "node_byte", "depth", "skip", "lo",
-                                       "hi", "own", "token_ids", "sub", "roots", "out_words",
-                                       "text", "clean", "sim", "text_slice", "slice_chars",
-                                       "text_chars", "rest", "text_cross", "byte_class",
-                                       "ends"};
+                                       "hi", "own", "token_ids", "sub_id", "roots",
+                                       "out_words", "text", "clean", "sim", "text_slice",
+                                       "slice_chars", "text_chars", "rest", "text_cross",
+                                       "byte_class", "ends", "sub_sets"};
     Py_buffer v[N_BUF];
     int got = 0;
     for (; got < N_BUF; got++) {
@@ -347,7 +347,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const int16_t *depth = v[3].buf;
     const int32_t *skip = v[4].buf, *lo = v[5].buf, *hi = v[6].buf, *own = v[7].buf;
     const int32_t *token_ids = v[8].buf;
-    const uint64_t *sub = v[9].buf;
+    /* per node, the 256-bit set of the bytes of the node and of every node below it:
+       sub_sets[sub_id[node]] (nodes share few distinct sets) */
+    const int32_t *sub_id = v[9].buf;
+    const uint64_t *sub_sets = v[22].buf;
     const int32_t *roots = v[10].buf;
     uint32_t *out_words = v[11].buf;
     const int32_t *text = v[12].buf;
@@ -377,7 +380,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     /* outputs hold every node and token below the roots (the whole trie without roots) */
     Py_ssize_t need_nodes = n_roots ? 0 : n_nodes, need_tok = n_roots ? 0 : n_tok;
     int bad = width <= 0 || v[0].len != 4 * width * n_states || start < 0 ||
-              start >= n_states || max_depth < 1 || v[9].len / 32 != n_nodes ||
+              start >= n_states || max_depth < 1 || v[9].len != 4 * n_nodes || v[22].len % 32 ||
               text_start < 0 || text_start >= n_text || text_start > 7 ||
               v[13].len != n_nodes || v[14].len != n_states || v[1].len != 4 * n_states ||
               cap < 0 || cap > 255 || v[17].len != 2 * n_states || v[18].len != n_nodes ||
@@ -486,7 +489,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                     }
                     uint64_t *l = loops + 4 * (int64_t)s;
                     if (!have[s]) { loop_bytes(&lex, s, l); have[s] = 1; }
-                    const uint64_t *b = sub + 4 * (int64_t)i;
+                    const uint64_t *b = sub_sets + 4 * (int64_t)sub_id[i];
                     if (!((b[0] & ~l[0]) | (b[1] & ~l[1]) | (b[2] & ~l[2]) | (b[3] & ~l[3]))) {
                         for (int32_t k = lo[i]; k < hi[i]; k++) EMIT(k);
                         i = skip[i];
@@ -1093,9 +1096,10 @@ static PyMethodDef methods[] = {
      "tok_chars) fills slice_chars (uint8 per node) and tok_chars (uint8 per token position); "
      "returns the number of slice nodes"},
     {"walk", walk, METH_VARARGS,
-     "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub, max_depth, "
-     "roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, text_chars, "
-     "cap, rest, text_cross, byte_class) -> (n_ok, ok ids, [(class, crossing nodes)]); ok "
+     "walk(trans, cross, start, node_byte, depth, skip, lo, hi, own, token_ids, sub_id, "
+     "max_depth, roots, out_words, text, text_start, clean, sim, text_slice, slice_chars, "
+     "text_chars, cap, rest, text_cross, byte_class, ends, sub_sets) -> (n_ok, ok ids, "
+     "[(class, crossing nodes)]); ok "
      "tokens go to "
      "out_words as bits "
      "when it is not empty (ok ids None), else come back as int32 bytes; crossing nodes come "

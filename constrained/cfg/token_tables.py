@@ -53,7 +53,8 @@ class PreorderTrie:
     hi: np.ndarray            # int32
     own: np.ndarray           # int32
     token_ids: np.ndarray     # int32: text tokens in byte order
-    sub: np.ndarray           # uint64[n, 4]: bytes of the node and of every node below it
+    sub_id: np.ndarray        # int32: the node's row of sub_sets
+    sub_sets: np.ndarray      # uint64[m, 4]: bytes of a node and of every node below it
     clean: np.ndarray         # uint8: bit r when the text automaton reads the subtree from r
     slice_chars: np.ndarray   # uint8: text slice nodes (see _walks.c), their tokens' most chars
     text_slice: np.ndarray    # uint32[SLICE_CHARS + 1, words]: row k, slice tokens of <= k chars
@@ -78,7 +79,7 @@ _PREORDER: "weakref.WeakKeyDictionary[Vocabulary, PreorderTrie]" = weakref.WeakK
 
 
 _PREORDER_FIELDS = ("node_byte", "depth", "skip", "lo", "hi", "own", "token_ids", "ends",
-                    "clean")
+                    "clean", "rest", "sub_id", "sub_sets")
 
 
 def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
@@ -86,16 +87,13 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
     kept in the disk cache: a new process loads it instead of sorting the trie again)."""
     pre = _PREORDER.get(vocab)
     if pre is None:
-        name = cache_name("preorder", "v2", vocab.hash)
+        name = cache_name("preorder", "v3", vocab.hash)
         arrays = _load_preorder(vocab, name) if disk_cache else None
         if arrays is None:
             arrays = _preorder_arrays(vocab, disk_cache)
             if disk_cache:
                 save_arrays(name, arrays)
         node_byte, skip, clean = arrays["node_byte"], arrays["skip"], arrays["clean"]
-        sub = np.zeros((len(node_byte), 4), dtype=np.uint64)
-        rest = np.zeros(len(node_byte), dtype=np.uint8)
-        _walks.subtree_bytes(node_byte, skip, sub, rest)
         depth = arrays["depth"]
         words = bitmask_words(vocab.size)
         slices_name = cache_name("textslices", f"v1-{SLICE_CHARS}", vocab.hash)
@@ -106,8 +104,9 @@ def preorder_trie(vocab: Vocabulary, disk_cache: bool = True) -> PreorderTrie:
                 save_arrays(slices_name, {"slice_chars": slices[0], "text_slice": slices[1]})
         slice_chars, text_slice = slices
         pre = PreorderTrie(node_byte, depth, skip, arrays["lo"], arrays["hi"], arrays["own"],
-                           arrays["token_ids"], sub, clean, slice_chars, text_slice,
-                           rest, arrays["ends"], max(1, int(depth.max(initial=0))), words,
+                           arrays["token_ids"], arrays["sub_id"], arrays["sub_sets"], clean,
+                           slice_chars, text_slice, arrays["rest"], arrays["ends"],
+                           max(1, int(depth.max(initial=0))), words,
                            vocab.hash)
         _PREORDER[vocab] = pre
     return pre
@@ -172,9 +171,17 @@ def _preorder_arrays(vocab: Vocabulary, disk_cache: bool) -> dict[str, np.ndarra
               "lo": lo.astype(np.int32), "hi": hi.astype(np.int32),
               "own": own.astype(np.int32), "token_ids": token_ids}
     # what walks read per node, kept with the trie (a new process reads it, not computes it)
+    n = len(arrays["node_byte"])
     arrays["ends"] = _ends(arrays)
-    arrays["clean"] = np.zeros(len(arrays["node_byte"]), dtype=np.uint8)
+    arrays["clean"] = np.zeros(n, dtype=np.uint8)
     _walks.clean_bits(arrays["node_byte"], arrays["skip"], _TEXT.transitions, arrays["clean"])
+    sub = np.zeros((n, 4), dtype=np.uint64)
+    arrays["rest"] = np.zeros(n, dtype=np.uint8)
+    _walks.subtree_bytes(arrays["node_byte"], arrays["skip"], sub, arrays["rest"])
+    # nodes share few distinct byte sets (a tenth as many on llama3): each set kept once
+    sets, ids = np.unique(sub.view(np.dtype((np.void, 32))).ravel(), return_inverse=True)
+    arrays["sub_sets"] = np.frombuffer(sets.tobytes(), dtype=np.uint64).reshape(-1, 4)
+    arrays["sub_id"] = ids.astype(np.int32).reshape(-1)
     return arrays
 
 
@@ -185,17 +192,21 @@ def _load_preorder(vocab: Vocabulary, name: str) -> dict[str, np.ndarray] | None
     n = len(data["node_byte"])
     dtypes = {"node_byte": np.uint8, "depth": np.int16, "skip": np.int32, "lo": np.int32,
               "hi": np.int32, "own": np.int32, "token_ids": np.int32, "ends": np.int32,
-              "clean": np.uint8}
+              "clean": np.uint8, "rest": np.uint8, "sub_id": np.int32, "sub_sets": np.uint64}
     ok = (all(len(data[f]) == n and data[f].dtype == dtypes[f]
-              for f in _PREORDER_FIELDS if f != "token_ids")
+              for f in _PREORDER_FIELDS if f not in ("token_ids", "sub_sets"))
+          and data["sub_sets"].dtype == np.uint64 and data["sub_sets"].ndim == 2
+          and data["sub_sets"].shape[1] == 4
           and data["token_ids"].dtype == np.int32
           and len(data["token_ids"]) <= vocab.n_tokens
           and (n == 0 or (0 <= int(data["skip"].min()) and int(data["skip"].max()) <= n)))
     if ok and len(data["token_ids"]):
         ids = data["token_ids"]
         ok = 0 <= int(ids.min()) and int(ids.max()) < vocab.n_tokens
-    if ok and n:        # (a token id the walks write into a bitmask)
-        ok = -2 <= int(data["ends"].min()) and int(data["ends"].max()) < vocab.n_tokens
+    if ok and n:        # (a token id the walks write into a bitmask, a row they read)
+        ok = (-2 <= int(data["ends"].min()) and int(data["ends"].max()) < vocab.n_tokens
+              and 0 <= int(data["sub_id"].min())
+              and int(data["sub_id"].max()) < len(data["sub_sets"]))
     return {f: data[f] for f in _PREORDER_FIELDS} if ok else None
 
 
@@ -206,11 +217,11 @@ def _walk(lexer: Lexer, trie: PreorderTrie, start: int, roots: np.ndarray, as_wo
     words = np.zeros(trie.words, dtype=np.int32) if as_words else _NONE
     _, ok, groups = _walks.walk(lexer.table, lexer.cross_class, int(start), trie.node_byte,
                                 trie.depth, trie.skip, trie.lo, trie.hi, trie.own,
-                                trie.token_ids, trie.sub, trie.max_depth, roots, words,
+                                trie.token_ids, trie.sub_id, trie.max_depth, roots, words,
                                 _TEXT.transitions, _TEXT.initial, trie.clean,
                                 lexer.simulates_text, trie.text_slice if as_words else _NONE,
                                 trie.slice_chars, lexer.text_chars, SLICE_CHARS, trie.rest,
-                                lexer.text_cross, lexer.byte_class, trie.ends)
+                                lexer.text_cross, lexer.byte_class, trie.ends, trie.sub_sets)
     terms = lexer.class_terms
     groups = [(terms[c], np.frombuffer(nodes, dtype=np.int32)) for c, nodes in groups]
     return (words if as_words else np.frombuffer(ok, dtype=np.int32)), groups

@@ -300,6 +300,11 @@ def test_preorder_trie_round_trips_through_the_disk_cache(tmp_path, monkeypatch,
     arrays = token_tables._preorder_arrays(llama3_vocab, False)
     assert np.array_equal(arrays["ends"], trie.ends) and np.array_equal(arrays["clean"], trie.clean)
     assert np.array_equal(arrays["ends"], token_tables._ends(arrays))
+    sub = np.zeros((trie.n_nodes, 4), dtype=np.uint64)
+    rest = np.zeros(trie.n_nodes, dtype=np.uint8)
+    token_tables._walks.subtree_bytes(trie.node_byte, trie.skip, sub, rest)
+    assert np.array_equal(trie.sub_sets[trie.sub_id], sub) and np.array_equal(trie.rest, rest)
+    assert len(np.unique(trie.sub_sets, axis=0)) == len(trie.sub_sets)     # each set once
     save_arrays("preorder-test", arrays)
     loaded = token_tables._load_preorder(llama3_vocab, "preorder-test")
     assert all(np.array_equal(loaded[f], arrays[f]) for f in arrays)
