@@ -95,24 +95,26 @@ def _build(pattern: str, opening: bool, lo: int, hi: int | None, closing: bool) 
     trans[top:] = -1
     acc = np.zeros(final + 1, dtype=bool)
 
-    def place(out: np.ndarray, rows: slice | int, off, after) -> None:
-        """Write the character DFA's ``rows`` into ``out`` at offset ``off``; a finished
-        character goes to ``after`` (per copy when copies are stacked on the first axis)."""
-        np.add(local[rows], off, out=out)
-        np.copyto(out, after, where=finish[rows])
-        np.copyto(out, -1, where=dead[rows])
+    # a copy's rows relative to its first state: a finished character enters the next copy,
+    # dead bytes lie far below zero (still negative once offset, then clipped to -1)
+    rel = local.copy()
+    rel[finish] = n + q0
+    rel[dead] = -(1 << 30)
+
+    def place(out: np.ndarray, rows, off, after=None) -> None:
+        """Write the copies' ``rows`` into ``out`` at offsets ``off`` (one per copy when copies
+        are stacked on the first axis); ``after``: where a finished character goes instead of
+        the next copy."""
+        np.add(rel[rows], off, out=out)
+        np.maximum(out, -1, out=out)
+        if after is not None:
+            np.copyto(out, after, where=finish[rows])
 
     if full:
-        # every copy at once: a copy's rows relative to its first state, a finished character
-        # entering the next copy and dead bytes far below zero (still negative once offset)
-        rel = local.copy()
-        rel[finish] = n + q0
-        rel[dead] = -(1 << 30)
-        offs = (base + n * np.arange(full, dtype=np.int32)).reshape(full, 1, 1)
+        # every copy in one pass, but the last copy's character ends after the last copy
+        # ({0,}: copy 0 loops)
         body = trans[base:top].reshape(full, n, 256)
-        np.add(rel, offs, out=body)
-        np.maximum(body, -1, out=body)
-        # but the last copy's character ends after the last copy ({0,}: copy 0 loops)
+        place(body, slice(None), (base + n * np.arange(full, dtype=np.int32)).reshape(full, 1, 1))
         np.copyto(body[-1], base + q0 if hi is None and lo == 0 else top, where=finish)
     if hi is None and lo == 0:
         ends = [base + q0]
